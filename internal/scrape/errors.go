@@ -1,0 +1,32 @@
+package scrape
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the engine. httpapi maps each to status, code and
+// message; wrap them with %w to add detail.
+var (
+	ErrTimeout           = errors.New("scrape: timed out")
+	ErrDNSResolution     = errors.New("scrape: dns resolution failed")
+	ErrSSL               = errors.New("scrape: tls error")
+	ErrSite              = errors.New("scrape: site error")
+	ErrBlockedTarget     = errors.New("scrape: target address not allowed")
+	ErrUnsupportedFile   = errors.New("scrape: unsupported file")
+	ErrNoCachedData      = errors.New("scrape: no cached data")
+	ErrLockdownCacheMiss = errors.New("scrape: lockdown cache miss")
+	ErrForbidden         = errors.New("scrape: forbidden")
+)
+
+// FeatureError reports a valid request for a capability this server does not
+// provide (yet, or in this configuration). Code is stable and documented.
+type FeatureError struct {
+	Code    string // e.g. SCRAPE_ACTIONS_NOT_SUPPORTED
+	Feature string // the request field or format, e.g. "actions"
+	Reason  string // one sentence for the user
+}
+
+func (e *FeatureError) Error() string {
+	return fmt.Sprintf("scrape: %s: %s", e.Feature, e.Reason)
+}
