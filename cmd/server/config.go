@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the server, read from the environment once.
+type Config struct {
+	Host            string        // HOST: listen host, default all interfaces
+	Port            int           // PORT: listen port, default 3002
+	DataDir         string        // DATA_DIR: embedded store and first-start key, default ./data
+	DatabaseURL     string        // DATABASE_URL: Postgres; empty = embedded SQLite under DataDir
+	AuthMode        string        // AUTH_MODE: "on" (default) or "off" (any or no key, one team)
+	BootstrapAPIKey string        // BOOTSTRAP_API_KEY: a key ensured to exist at start
+	AllowPrivate    bool          // ALLOW_PRIVATE_TARGETS: fetch loopback/private addresses
+	FetchMaxBytes   int64         // FETCH_MAX_BYTES: response size cap, default 10 MiB
+	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: drain time on SIGTERM, default 30s
+	LogLevel        slog.Level    // LOG_LEVEL: debug, info (default), warn, error
+	LogFormat       string        // LOG_FORMAT: json (default) or text
+}
+
+// Addr is the listen address.
+func (c Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
+
+// SQLitePath is the embedded store's file.
+func (c Config) SQLitePath() string { return filepath.Join(c.DataDir, "firegate.db") }
+
+// loadConfig reads the configuration through getenv (os.Getenv in main, a
+// map in tests), applying defaults and returning every parse error.
+func loadConfig(getenv func(string) string) (Config, error) {
+	c := Config{
+		Host:            getenv("HOST"),
+		Port:            3002,
+		DataDir:         "./data",
+		DatabaseURL:     getenv("DATABASE_URL"),
+		AuthMode:        "on",
+		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
+		FetchMaxBytes:   10 << 20,
+		ShutdownTimeout: 30 * time.Second,
+		LogLevel:        slog.LevelInfo,
+		LogFormat:       "json",
+	}
+	var errs []error
+	if v := getenv("PORT"); v != "" {
+		p, err := strconv.Atoi(v)
+		if err != nil || p < 0 || p > 65535 {
+			errs = append(errs, fmt.Errorf("PORT: %q is not a port number", v))
+		}
+		c.Port = p
+	}
+	if v := getenv("DATA_DIR"); v != "" {
+		c.DataDir = v
+	}
+	if v := getenv("AUTH_MODE"); v != "" {
+		c.AuthMode = strings.ToLower(v)
+	}
+	if v := getenv("ALLOW_PRIVATE_TARGETS"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ALLOW_PRIVATE_TARGETS: %q is not a boolean", v))
+		}
+		c.AllowPrivate = b
+	}
+	if v := getenv("FETCH_MAX_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1024 {
+			errs = append(errs, fmt.Errorf("FETCH_MAX_BYTES: %q must be an integer of at least 1024", v))
+		}
+		c.FetchMaxBytes = n
+	}
+	if v := getenv("SHUTDOWN_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			errs = append(errs, fmt.Errorf("SHUTDOWN_TIMEOUT: %q is not a duration like 30s", v))
+		}
+		c.ShutdownTimeout = d
+	}
+	if v := getenv("LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			errs = append(errs, fmt.Errorf("LOG_LEVEL: %q is not one of debug, info, warn, error", v))
+		}
+	}
+	if v := getenv("LOG_FORMAT"); v != "" {
+		c.LogFormat = strings.ToLower(v)
+	}
+	errs = append(errs, c.validate()...)
+	return c, errors.Join(errs...)
+}
+
+// validate checks cross-field rules.
+func (c Config) validate() []error {
+	var errs []error
+	if c.AuthMode != "on" && c.AuthMode != "off" {
+		errs = append(errs, fmt.Errorf("AUTH_MODE: %q must be on or off", c.AuthMode))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Errorf("LOG_FORMAT: %q must be json or text", c.LogFormat))
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		errs = append(errs, errors.New("DATABASE_URL: must be a postgres:// URL"))
+	}
+	return errs
+}

@@ -1,0 +1,283 @@
+// Command server runs the v2 scraping API server, and manages API keys.
+//
+//	server                          run the server (config from env, see README)
+//	server keys create --team NAME  create a key for a team (created if new) and print it
+//	server keys list --team NAME    list a team's keys (prefixes only)
+//	server keys revoke --id ID      revoke a key
+//	server migrate                  apply database migrations and exit
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/firegate/firegate/internal/apikey"
+	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/httpapi"
+	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/store/postgres"
+	"github.com/firegate/firegate/internal/store/sqlite"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// run is main without process globals, so tests can drive it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	log := newLogger(cfg, stderr)
+	if len(args) == 0 || args[0] == "serve" {
+		return serve(ctx, cfg, log, stdout)
+	}
+	switch args[0] {
+	case "keys":
+		return keysCommand(ctx, cfg, log, args[1:], stdout)
+	case "migrate":
+		st, err := openStore(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		fmt.Fprintln(stdout, "migrations applied")
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q (want serve, keys or migrate)", args[0])
+	}
+}
+
+func newLogger(cfg Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// openStore opens Postgres when DATABASE_URL is set, else the embedded
+// SQLite file; both apply migrations on open.
+func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, error) {
+	if cfg.DatabaseURL != "" {
+		st, err := postgres.Open(ctx, cfg.DatabaseURL, log)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		return st, nil
+	}
+	st, err := sqlite.Open(ctx, cfg.SQLitePath(), log)
+	if err != nil {
+		return nil, fmt.Errorf("open embedded store %s: %w", cfg.SQLitePath(), err)
+	}
+	return st, nil
+}
+
+func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if cfg.AuthMode == "on" {
+		if err := bootstrapKeys(ctx, cfg, st, log, stdout); err != nil {
+			return err
+		}
+	} else {
+		log.WarnContext(ctx, "auth disabled: any or no key is accepted", "auth_mode", cfg.AuthMode)
+	}
+
+	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
+	api := httpapi.New(httpapi.Deps{
+		Scraper: scrape.New(fetcher, log),
+		Auth:    auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
+		Log:     log,
+	})
+
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	api.SetReady(true)
+	log.InfoContext(ctx, "server listening", "addr", ln.Addr().String(), "store", storeKind(cfg))
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	api.SetReady(false)
+	log.InfoContext(ctx, "shutting down", "drain_timeout", cfg.ShutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	log.InfoContext(ctx, "server stopped")
+	return nil
+}
+
+func storeKind(cfg Config) string {
+	if cfg.DatabaseURL != "" {
+		return "postgres"
+	}
+	return "sqlite:" + cfg.SQLitePath()
+}
+
+const defaultTeam = "default"
+
+// bootstrapKeys ensures BOOTSTRAP_API_KEY exists, and on a store with no key
+// at all creates one, prints it once and writes it to DATA_DIR/api-key.
+func bootstrapKeys(ctx context.Context, cfg Config, st store.Store, log *slog.Logger, stdout io.Writer) error {
+	if k := cfg.BootstrapAPIKey; k != "" {
+		if len(k) > auth.MaxKeyLen {
+			return fmt.Errorf("BOOTSTRAP_API_KEY: longer than %d characters", auth.MaxKeyLen)
+		}
+		team, err := ensureTeam(ctx, st, defaultTeam)
+		if err != nil {
+			return err
+		}
+		_, err = st.CreateAPIKey(ctx, team.ID, apikey.Hash(k), apikey.Prefix(k))
+		if err != nil && !errors.Is(err, store.ErrConflict) {
+			return fmt.Errorf("bootstrap key: %w", err)
+		}
+	}
+	n, err := st.CountAPIKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("count keys: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	team, err := ensureTeam(ctx, st, defaultTeam)
+	if err != nil {
+		return err
+	}
+	key, err := apikey.Generate()
+	if err != nil {
+		return err
+	}
+	if _, err := st.CreateAPIKey(ctx, team.ID, apikey.Hash(key), apikey.Prefix(key)); err != nil {
+		return fmt.Errorf("create first key: %w", err)
+	}
+	path := filepath.Join(cfg.DataDir, "api-key")
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	fmt.Fprintf(stdout, "Created the first API key (team %q); it is shown once and saved to %s:\n\n    %s\n\n", defaultTeam, path, key)
+	log.InfoContext(ctx, "created first api key", "team", defaultTeam, "key_prefix", apikey.Prefix(key), "path", path)
+	return nil
+}
+
+func ensureTeam(ctx context.Context, st store.Store, name string) (store.Team, error) {
+	t, err := st.TeamByName(ctx, name)
+	if err == nil {
+		return t, nil
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return store.Team{}, fmt.Errorf("find team %q: %w", name, err)
+	}
+	t, err = st.CreateTeam(ctx, name)
+	if errors.Is(err, store.ErrConflict) {
+		return st.TeamByName(ctx, name)
+	}
+	if err != nil {
+		return store.Team{}, fmt.Errorf("create team %q: %w", name, err)
+	}
+	return t, nil
+}
+
+func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("keys: want create, list or revoke")
+	}
+	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+	teamName := fs.String("team", defaultTeam, "team name")
+	id := fs.String("id", "", "key id (revoke)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch args[0] {
+	case "create":
+		team, err := ensureTeam(ctx, st, *teamName)
+		if err != nil {
+			return err
+		}
+		key, err := apikey.Generate()
+		if err != nil {
+			return err
+		}
+		if _, err := st.CreateAPIKey(ctx, team.ID, apikey.Hash(key), apikey.Prefix(key)); err != nil {
+			return fmt.Errorf("create key: %w", err)
+		}
+		fmt.Fprintln(stdout, key)
+		return nil
+	case "list":
+		team, err := st.TeamByName(ctx, *teamName)
+		if err != nil {
+			return fmt.Errorf("team %q: %w", *teamName, err)
+		}
+		keys, err := st.ListAPIKeys(ctx, team.ID)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			state := "active"
+			if k.RevokedAt != nil {
+				state = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(stdout, "%s\t%s…\t%s\t%s\n", k.ID, k.Prefix, k.CreatedAt.UTC().Format(time.RFC3339), state)
+		}
+		return nil
+	case "revoke":
+		if *id == "" {
+			return errors.New("keys revoke: --id is required")
+		}
+		if err := st.RevokeAPIKey(ctx, *id); err != nil {
+			return fmt.Errorf("revoke %s: %w", *id, err)
+		}
+		fmt.Fprintln(stdout, "revoked", *id)
+		return nil
+	default:
+		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
+	}
+}

@@ -1,0 +1,199 @@
+// Package e2e starts the real server binary, as a user would, and drives it
+// over HTTP: with curl-like requests and with the official JavaScript SDK.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testKey = "fc-e2e0000000000000000000000000000000"
+
+// article is the page the SDK scrapes. It reflects the X-Test and
+// Accept-Language request headers into meta tags so the test can see them.
+func article(r *http.Request) string {
+	return `<!doctype html><html lang="en"><head><title>The Lighthouse Keeper</title>
+<meta name="description" content="A story about a lamp.">
+<meta name="x-test" content="` + html.EscapeString(r.Header.Get("X-Test")) + `">
+<meta name="x-accept-language" content="` + html.EscapeString(r.Header.Get("Accept-Language")) + `">
+<script>var tracker = 1;</script></head><body>
+<header><nav><a href="/">Home</a> <a href="/about">About</a></nav></header>
+<main><article><h1>The Lighthouse Keeper</h1>
+<p>For forty years she kept the lamp burning through every storm that came off the grey water.</p>
+<p>Ships passed in the night and never knew her name, but they knew her light.</p>
+<p>Tags: <a class="tag" href="/tags/sea">sea</a> <a class="tag" href="/tags/night">night</a></p>
+<div class="ad">BUY NOW</div></article></main>
+<aside class="newsletter">Subscribe to our newsletter</aside>
+<footer>© 2026 Coastal Stories</footer></body></html>`
+}
+
+func targetSite(t *testing.T) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/article", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, article(r))
+	})
+	mux.HandleFunc("/text", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "plain words\n")
+	})
+	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "<html><body><h1>Not here</h1></body></html>", http.StatusNotFound)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// server is a running server binary.
+type server struct {
+	url  string
+	cmd  *exec.Cmd
+	logs *strings.Builder
+}
+
+// startServer builds ./cmd/server and runs it on a free port with env extra.
+func startServer(t *testing.T, extra ...string) *server {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "server")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/server")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(),
+		"HOST=127.0.0.1",
+		fmt.Sprintf("PORT=%d", port),
+		"DATA_DIR="+t.TempDir(),
+		"DATABASE_URL=",
+		"ALLOW_PRIVATE_TARGETS=true",
+		"BOOTSTRAP_API_KEY="+testKey,
+		"LOG_FORMAT=text",
+	)
+	cmd.Env = append(cmd.Env, extra...)
+	logs := &strings.Builder{}
+	stderr, _ := cmd.StderrPipe()
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+		}
+		close(done)
+	}()
+	s := &server{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, logs: logs}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		<-done
+		if t.Failed() {
+			t.Logf("server logs:\n%s", logs.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(s.url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("server did not become healthy\n%s", logs.String())
+	return nil
+}
+
+func TestScrapeOverHTTP(t *testing.T) {
+	site := targetSite(t)
+	srv := startServer(t)
+
+	body := `{"url":"` + site.URL + `/article","formats":["markdown","links"]}`
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.url+"/v2/scrape", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Success bool `json:"success"`
+		Data    struct {
+			Markdown string         `json:"markdown"`
+			Links    []string       `json:"links"`
+			Metadata map[string]any `json:"metadata"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || !got.Success {
+		t.Fatalf("status %d success %v", resp.StatusCode, got.Success)
+	}
+	if !strings.Contains(got.Data.Markdown, "# The Lighthouse Keeper") || strings.Contains(got.Data.Markdown, "Coastal Stories") {
+		t.Errorf("markdown:\n%s", got.Data.Markdown)
+	}
+	if got.Data.Metadata["url"] != site.URL+"/article" {
+		t.Errorf("metadata.url = %v", got.Data.Metadata["url"])
+	}
+}
+
+// TestJavaScriptSDK runs the official SDK's scrape() against the server.
+func TestJavaScriptSDK(t *testing.T) {
+	if _, err := os.Stat("sdk/node_modules/@mendable/firecrawl-js"); err != nil {
+		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("the SDK is not installed: run (cd e2e/sdk && npm install)")
+		}
+		t.Skip("the SDK is not installed: run (cd e2e/sdk && npm install)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found")
+	}
+	site := targetSite(t)
+	srv := startServer(t)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "scrape.test.mjs")
+	cmd.Dir = "sdk"
+	cmd.Env = append(os.Environ(),
+		"API_URL="+srv.url,
+		"API_KEY="+testKey,
+		"PAGE_URL="+site.URL+"/article",
+		"TEXT_URL="+site.URL+"/text",
+		"MISSING_URL="+site.URL+"/missing",
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test:\n%s", out)
+	if err != nil {
+		t.Fatalf("SDK test failed: %v", err)
+	}
+}

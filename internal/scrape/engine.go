@@ -1,0 +1,318 @@
+package scrape
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/net/html"
+
+	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/htmlclean"
+	"github.com/firegate/firegate/internal/markdown"
+	"github.com/firegate/firegate/internal/pagemeta"
+)
+
+// Fetcher fetches one URL over plain HTTP. *fetch.Client implements it.
+type Fetcher interface {
+	Do(ctx context.Context, req fetch.Request) (*fetch.Response, error)
+}
+
+// Engine turns validated Options into a Document.
+type Engine struct {
+	fetcher Fetcher
+	log     *slog.Logger
+}
+
+// New returns an engine that fetches with f and logs to log.
+func New(f Fetcher, log *slog.Logger) *Engine {
+	return &Engine{fetcher: f, log: log}
+}
+
+// Scrape runs one scrape. The whole call, waits included, is bounded by
+// opts.Timeout; running past it returns an error wrapping ErrTimeout.
+func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
+	if err := checkSupported(&opts); err != nil {
+		return nil, err
+	}
+	if opts.Lockdown {
+		return nil, ErrLockdownCacheMiss
+	}
+	if opts.MinAge != nil {
+		return nil, ErrNoCachedData
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+
+	start := time.Now()
+	resp, err := e.fetcher.Do(ctx, fetch.Request{
+		URL:            opts.URL,
+		Headers:        opts.Headers,
+		Mobile:         opts.Mobile,
+		AcceptLanguage: acceptLanguage(opts.Location.Languages),
+		SkipTLSVerify:  opts.SkipTLSVerification,
+	})
+	if err != nil {
+		return nil, classifyFetchError(ctx, err)
+	}
+	if opts.WaitFor > 0 {
+		if err := sleep(ctx, opts.WaitFor); err != nil {
+			return nil, fmt.Errorf("%w: waitFor of %v exceeded the timeout", ErrTimeout, opts.WaitFor)
+		}
+	}
+
+	doc, err := e.render(ctx, &opts, resp)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w after %v", ErrTimeout, time.Since(start).Round(time.Millisecond))
+	}
+	return doc, nil
+}
+
+// render builds the document from a fetched response.
+func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response) (*Document, error) {
+	doc := &Document{Metadata: Metadata{
+		SourceURL:   opts.URL,
+		URL:         resp.URL,
+		StatusCode:  resp.StatusCode,
+		ContentType: contentTypeHeader(resp),
+		ScrapeID:    newID(),
+		ProxyUsed:   "basic",
+		CreditsUsed: 1,
+	}}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		msg := fmt.Sprintf("The target answered HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		doc.Metadata.Error = &msg
+	}
+	if resp.Truncated {
+		w := "The response body exceeded the size limit and was truncated."
+		doc.Warning = &w
+	}
+
+	if opts.HasFormat(FormatRawBase64) {
+		s := base64.StdEncoding.EncodeToString(resp.Body)
+		doc.RawBase64 = &s
+		return doc, nil
+	}
+
+	switch kind := classifyContent(resp); kind {
+	case contentHTML:
+		if err := e.renderHTML(opts, resp, doc); err != nil {
+			return nil, err
+		}
+	case contentText:
+		text := resp.Text()
+		if opts.HasFormat(FormatMarkdown) {
+			doc.Markdown = &text
+		}
+		if opts.HasFormat(FormatRawHTML) {
+			doc.RawHTML = &text
+		}
+		if opts.HasFormat(FormatHTML) {
+			h := "<pre>" + html.EscapeString(text) + "</pre>"
+			doc.HTML = &h
+		}
+	case contentPDF:
+		if len(opts.Parsers) == 0 {
+			s := base64.StdEncoding.EncodeToString(resp.Body)
+			doc.Markdown = &s
+			return doc, nil
+		}
+		return nil, &FeatureError{
+			Code:    "SCRAPE_PDF_PARSING_NOT_SUPPORTED",
+			Feature: "parsers",
+			Reason:  "PDF to markdown is not available on this server yet; send parsers: [] to receive the PDF base64-encoded, or request the rawBase64 format",
+		}
+	default:
+		return nil, fmt.Errorf("%w: content type %q cannot be converted; request the rawBase64 format to receive the bytes", ErrUnsupportedFile, doc.Metadata.ContentType)
+	}
+	return doc, nil
+}
+
+func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document) error {
+	raw := resp.Text()
+	if opts.HasFormat(FormatRawHTML) {
+		doc.RawHTML = &raw
+	}
+	root, err := html.Parse(strings.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("%w: parse html: %v", ErrSite, err)
+	}
+	pageURL, err := url.Parse(resp.URL)
+	if err != nil {
+		return fmt.Errorf("%w: final url %q: %v", ErrSite, resp.URL, err)
+	}
+	base := pagemeta.BaseURL(root, pageURL)
+	doc.Metadata.Page = pagemeta.Metadata(root, base)
+	if opts.HasFormat(FormatLinks) {
+		doc.Links = nonNil(pagemeta.Links(root, base))
+	}
+	if opts.HasFormat(FormatImages) {
+		doc.Images = nonNil(pagemeta.Images(root, base))
+	}
+	if f, ok := opts.FormatOf(FormatAttributes); ok {
+		sels := make([]pagemeta.AttributeSelector, len(f.Selectors))
+		for i, s := range f.Selectors {
+			sels[i] = pagemeta.AttributeSelector{Selector: s.Selector, Attribute: s.Attribute}
+		}
+		vals, err := pagemeta.Attributes(root, sels)
+		if err != nil {
+			return fmt.Errorf("scrape: attributes: %w", err)
+		}
+		doc.Attributes = make([]AttributeValue, len(vals))
+		for i, v := range vals {
+			doc.Attributes[i] = AttributeValue{Selector: v.Selector, Attribute: v.Attribute, Values: v.Values}
+		}
+	}
+
+	if !opts.HasFormat(FormatHTML) && !opts.HasFormat(FormatMarkdown) {
+		return nil
+	}
+	cleaned, err := htmlclean.Clean(root, htmlclean.Options{
+		BaseURL:         base,
+		OnlyMainContent: opts.OnlyMainContent,
+		IncludeTags:     opts.IncludeTags,
+		ExcludeTags:     opts.ExcludeTags,
+	})
+	if err != nil {
+		return fmt.Errorf("scrape: clean: %w", err)
+	}
+	if opts.HasFormat(FormatHTML) {
+		var buf bytes.Buffer
+		if err := html.Render(&buf, cleaned); err != nil {
+			return fmt.Errorf("scrape: render html: %w", err)
+		}
+		s := buf.String()
+		doc.HTML = &s
+	}
+	if opts.HasFormat(FormatMarkdown) {
+		md, err := markdown.Convert(cleaned, markdown.Options{RemoveBase64Images: opts.RemoveBase64Images})
+		if err != nil {
+			return fmt.Errorf("scrape: markdown: %w", err)
+		}
+		doc.Markdown = &md
+	}
+	return nil
+}
+
+type contentKind int
+
+const (
+	contentOther contentKind = iota
+	contentHTML
+	contentText
+	contentPDF
+)
+
+// classifyContent decides how to treat a body: by declared type, then by
+// sniffing, so PDFs served as octet-stream and untyped HTML are recognised.
+func classifyContent(resp *fetch.Response) contentKind {
+	ct := resp.ContentType
+	if bytes.HasPrefix(resp.Body, []byte("%PDF-")) || ct == "application/pdf" {
+		return contentPDF
+	}
+	switch {
+	case ct == "text/html" || ct == "application/xhtml+xml":
+		return contentHTML
+	case ct == "" || ct == "application/octet-stream":
+		sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(resp.Body))
+		switch {
+		case sniffed == "text/html":
+			return contentHTML
+		case strings.HasPrefix(sniffed, "text/"):
+			return contentText
+		}
+		return contentOther
+	case strings.HasPrefix(ct, "text/"), ct == "application/json", ct == "application/xml",
+		strings.HasSuffix(ct, "+json"), strings.HasSuffix(ct, "+xml"), ct == "application/javascript":
+		return contentText
+	}
+	return contentOther
+}
+
+func contentTypeHeader(resp *fetch.Response) string {
+	if h := resp.Header.Get("Content-Type"); h != "" {
+		return h
+	}
+	return resp.ContentType
+}
+
+// classifyFetchError maps fetch errors to engine sentinels.
+func classifyFetchError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, fetch.ErrTimeout), errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	case errors.Is(err, fetch.ErrDNS):
+		return fmt.Errorf("%w: %w", ErrDNSResolution, err)
+	case errors.Is(err, fetch.ErrTLS):
+		return fmt.Errorf("%w: %w", ErrSSL, err)
+	case errors.Is(err, fetch.ErrBlocked):
+		return fmt.Errorf("%w: %w", ErrBlockedTarget, err)
+	case errors.Is(err, context.Canceled):
+		return err
+	default:
+		return fmt.Errorf("%w: %w", ErrSite, err)
+	}
+}
+
+// acceptLanguage builds an Accept-Language value from locale tags in
+// priority order: "de-DE,fr;q=0.9,en;q=0.8".
+func acceptLanguage(langs []string) string {
+	if len(langs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	q := 10
+	for i, l := range langs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(l)
+		if i > 0 {
+			if q > 1 {
+				q--
+			}
+			fmt.Fprintf(&b, ";q=0.%d", q)
+		}
+	}
+	return b.String()
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// newID mints a scrape id (UUIDv7, time ordered).
+func newID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}

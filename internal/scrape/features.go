@@ -1,0 +1,49 @@
+package scrape
+
+import "fmt"
+
+// checkSupported rejects valid requests for capabilities this server does
+// not provide yet, naming the field, so nothing is silently dropped.
+func checkSupported(o *Options) error {
+	if len(o.Actions) > 0 {
+		return &FeatureError{Code: "SCRAPE_ACTIONS_NOT_SUPPORTED", Feature: "actions",
+			Reason: "Actions are not supported by this server yet: they need the browser engine, which is not available"}
+	}
+	for _, f := range o.Formats {
+		switch f.Type {
+		case FormatScreenshot:
+			return &FeatureError{Code: "SCRAPE_SCREENSHOT_NOT_SUPPORTED", Feature: "formats.screenshot",
+				Reason: "Screenshots are not supported by this server yet: they need the browser engine, which is not available"}
+		case FormatBranding:
+			return &FeatureError{Code: "SCRAPE_BRANDING_NOT_SUPPORTED", Feature: "formats.branding",
+				Reason: "The branding format is not supported by this server yet: it needs the browser engine, which is not available"}
+		case FormatSummary, FormatJSON, FormatDeterministicJSON, FormatChangeTracking,
+			FormatQuestion, FormatHighlights, FormatQuery, FormatProduct, FormatMenu:
+			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
+				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}
+		case FormatAudio, FormatVideo:
+			return &FeatureError{Code: "SCRAPE_MEDIA_NOT_SUPPORTED", Feature: "formats." + f.Type,
+				Reason: "The " + f.Type + " format is not supported by this server"}
+		}
+	}
+	if o.OnlyCleanContent {
+		return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "onlyCleanContent",
+			Reason: "onlyCleanContent needs a language model, and this server has none configured yet"}
+	}
+	if o.RedactPII != nil {
+		return &FeatureError{Code: "SCRAPE_REDACT_PII_NOT_SUPPORTED", Feature: "redactPII",
+			Reason: "PII redaction is not supported by this server yet"}
+	}
+	if o.Profile != nil {
+		return &FeatureError{Code: "SCRAPE_PROFILE_NOT_SUPPORTED", Feature: "profile",
+			Reason: "Browser profiles are not supported by this server yet: they need the browser engine, which is not available"}
+	}
+	if o.ThreatProtection != nil {
+		return &FeatureError{Code: "SCRAPE_THREAT_PROTECTION_NOT_SUPPORTED", Feature: "threatProtection",
+			Reason: "Threat protection is not available on this server"}
+	}
+	if o.DomainTools {
+		return fmt.Errorf("%w: domainTools needs catalog access, which this server does not provide", ErrForbidden)
+	}
+	return nil
+}
