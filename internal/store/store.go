@@ -40,14 +40,17 @@ type Store interface {
 	TeamByName(ctx context.Context, name string) (Team, error)
 	// TeamByID returns the team or ErrNotFound.
 	TeamByID(ctx context.Context, id string) (Team, error)
-	// CreateAPIKey stores a key hash for a team; ErrConflict if the hash exists.
+	// CreateAPIKey stores a key hash for a team; ErrConflict if the hash exists
+	// (even revoked), ErrNotFound if the team does not exist.
 	CreateAPIKey(ctx context.Context, teamID string, hash []byte, prefix string) (APIKey, error)
 	// APIKeyByHash returns the active (not revoked) key with that hash and its
 	// team, or ErrNotFound.
 	APIKeyByHash(ctx context.Context, hash []byte) (APIKey, Team, error)
-	// RevokeAPIKey marks a key revoked; ErrNotFound if unknown.
+	// RevokeAPIKey marks a key revoked; ErrNotFound if unknown. Revoking a
+	// revoked key succeeds and keeps the first revocation time.
 	RevokeAPIKey(ctx context.Context, id string) error
-	// ListAPIKeys lists a team's keys, newest first.
+	// ListAPIKeys lists a team's keys, revoked ones included, newest first;
+	// ErrNotFound if the team does not exist.
 	ListAPIKeys(ctx context.Context, teamID string) ([]APIKey, error)
 	// CountAPIKeys counts active keys of all teams.
 	CountAPIKeys(ctx context.Context) (int, error)
