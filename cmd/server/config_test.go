@@ -1,0 +1,65 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadConfigDefaults(t *testing.T) {
+	t.Parallel()
+	got, err := loadConfig(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20,
+		ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo, LogFormat: "json"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if got.Addr() != ":3002" {
+		t.Errorf("addr %q", got.Addr())
+	}
+}
+
+func TestLoadConfigOverrides(t *testing.T) {
+	t.Parallel()
+	got, err := loadConfig(env(map[string]string{
+		"HOST": "127.0.0.1", "PORT": "8080", "DATA_DIR": "/tmp/x", "DATABASE_URL": "postgres://u@h/db",
+		"AUTH_MODE": "OFF", "BOOTSTRAP_API_KEY": "k", "ALLOW_PRIVATE_TARGETS": "true", "FETCH_MAX_BYTES": "2048",
+		"SHUTDOWN_TIMEOUT": "5s", "LOG_LEVEL": "debug", "LOG_FORMAT": "text",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Host: "127.0.0.1", Port: 8080, DataDir: "/tmp/x", DatabaseURL: "postgres://u@h/db", AuthMode: "off",
+		BootstrapAPIKey: "k", AllowPrivate: true, FetchMaxBytes: 2048, ShutdownTimeout: 5 * time.Second,
+		LogLevel: slog.LevelDebug, LogFormat: "text"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+	if got.Addr() != "127.0.0.1:8080" {
+		t.Errorf("addr %q", got.Addr())
+	}
+}
+
+func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
+	t.Parallel()
+	_, err := loadConfig(env(map[string]string{
+		"PORT": "http", "ALLOW_PRIVATE_TARGETS": "maybe", "FETCH_MAX_BYTES": "1", "SHUTDOWN_TIMEOUT": "soon",
+		"LOG_LEVEL": "loud", "LOG_FORMAT": "xml", "AUTH_MODE": "sometimes", "DATABASE_URL": "mysql://x",
+	}))
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL"} {
+		if !strings.Contains(err.Error(), name+":") {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firegate/firegate/internal/apikey"
+	"github.com/firegate/firegate/internal/testenv"
+)
+
+func TestFirstStartCreatesOneKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg, err := loadConfig(env(map[string]string{"DATA_DIR": dir}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := testenv.Logger(t)
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	var out bytes.Buffer
+	if err := bootstrapKeys(ctx, cfg, st, log, &out); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "api-key")
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %v, want 0600", info.Mode().Perm())
+	}
+	b, _ := os.ReadFile(path)
+	key := strings.TrimSpace(string(b))
+	if !apikey.WellFormed(key) || !strings.Contains(out.String(), key) {
+		t.Fatalf("key %q not printed: %s", key, out.String())
+	}
+	if _, _, err := st.APIKeyByHash(ctx, apikey.Hash(key)); err != nil {
+		t.Fatalf("printed key is not stored: %v", err)
+	}
+
+	out.Reset()
+	if err := bootstrapKeys(ctx, cfg, st, log, &out); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := st.CountAPIKeys(ctx); n != 1 || out.Len() != 0 {
+		t.Errorf("second start: %d keys, printed %q", n, out.String())
+	}
+}
+
+func TestBootstrapKeyIsEnsured(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg, _ := loadConfig(env(map[string]string{"DATA_DIR": t.TempDir(), "BOOTSTRAP_API_KEY": "compose-key-1234"}))
+	log := testenv.Logger(t)
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for range 2 { // idempotent across restarts
+		var out bytes.Buffer
+		if err := bootstrapKeys(ctx, cfg, st, log, &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.Len() != 0 {
+			t.Errorf("no key should be generated when BOOTSTRAP_API_KEY is set: %q", out.String())
+		}
+	}
+	if _, team, err := st.APIKeyByHash(ctx, apikey.Hash("compose-key-1234")); err != nil || team.Name != defaultTeam {
+		t.Fatalf("bootstrap key: team %+v err %v", team, err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, "api-key")); !os.IsNotExist(err) {
+		t.Errorf("api-key file written although a key existed: %v", err)
+	}
+}
+
+// TestKeysCommands runs the key sub-commands on both stores.
+func TestKeysCommands(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"sqlite", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := map[string]string{"DATA_DIR": t.TempDir()}
+			if name == "postgres" {
+				e["DATABASE_URL"] = testenv.PostgresURL(t)
+			}
+			ctx := context.Background()
+			team := fmt.Sprintf("team-%d", time.Now().UnixNano())
+			var out bytes.Buffer
+			if err := run(ctx, []string{"keys", "create", "--team", team}, env(e), &out, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			key := strings.TrimSpace(out.String())
+			if !apikey.WellFormed(key) {
+				t.Fatalf("printed %q", key)
+			}
+			out.Reset()
+			if err := run(ctx, []string{"keys", "list", "--team", team}, env(e), &out, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(out.String(), key) || !strings.Contains(out.String(), apikey.Prefix(key)) || !strings.Contains(out.String(), "active") {
+				t.Fatalf("list must show the prefix, never the key: %q", out.String())
+			}
+			id := strings.Fields(out.String())[0]
+			if err := run(ctx, []string{"keys", "revoke", "--id", id}, env(e), io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			out.Reset()
+			run(ctx, []string{"keys", "list", "--team", team}, env(e), &out, io.Discard)
+			if !strings.Contains(out.String(), "revoked") {
+				t.Errorf("after revoke: %q", out.String())
+			}
+		})
+	}
+}
+
+// TestServeShutsDownGracefully starts the server, holds a request in
+// flight, cancels the run context and checks the request still completes.
+func TestServeShutsDownGracefully(t *testing.T) {
+	t.Parallel()
+	slow := make(chan struct{})
+	site := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-slow
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body><h1>Done</h1></body></html>")
+	})}
+	sln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go site.Serve(sln)
+	defer site.Close()
+
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	e := map[string]string{"HOST": "127.0.0.1", "PORT": fmt.Sprint(port), "DATA_DIR": t.TempDir(),
+		"AUTH_MODE": "off", "ALLOW_PRIVATE_TARGETS": "true", "SHUTDOWN_TIMEOUT": "10s"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, nil, env(e), io.Discard, io.Discard) }()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHealthy(t, base)
+
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	res := make(chan result, 1)
+	go func() {
+		resp, err := http.Post(base+"/v2/scrape", "application/json",
+			strings.NewReader(`{"url":"http://`+sln.Addr().String()+`/"}`))
+		if err != nil {
+			res <- result{err: err}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		res <- result{status: resp.StatusCode, body: string(b)}
+	}()
+	time.Sleep(200 * time.Millisecond) // the scrape is now waiting on the site
+	cancel()
+	time.Sleep(100 * time.Millisecond)
+	close(slow)
+	r := <-res
+	if r.err != nil || r.status != 200 || !strings.Contains(r.body, "# Done") {
+		t.Fatalf("in-flight request was not drained: %+v", r)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+func waitHealthy(t *testing.T, base string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if resp, err := http.Get(base + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+	}
+	t.Fatal("server not healthy")
+}
