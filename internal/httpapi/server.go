@@ -59,6 +59,9 @@ func New(d Deps) *Server {
 	r.Route("/v2", func(r chi.Router) {
 		r.Use(s.limitBody, s.authenticate)
 		r.Post("/scrape", s.handle(s.handleScrape))
+		for _, p := range notImplemented {
+			r.HandleFunc(p, s.handle(handleNotImplemented))
+		}
 	})
 	s.router = r
 	return s
@@ -76,4 +79,24 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+}
+
+// notImplemented lists the v2 routes this server knows but does not serve
+// yet; they answer 501 rather than a bare 404.
+var notImplemented = []string{
+	"/scrape/{id}", "/scrape/{id}/interact",
+	"/batch/scrape", "/batch/scrape/*",
+	"/crawl", "/crawl/*",
+	"/map", "/search", "/search/*", "/feedback",
+	"/extract", "/extract/*",
+	"/agent", "/agent/*",
+	"/parse", "/parse/*",
+	"/interact", "/interact/*", "/browser", "/browser/*",
+	"/monitor", "/monitor/*",
+	"/team/*", "/concurrency-check",
+}
+
+func handleNotImplemented(w http.ResponseWriter, r *http.Request) error {
+	return &Error{Status: http.StatusNotImplemented, Code: "NOT_IMPLEMENTED",
+		Message: "Not Implemented: " + r.Method + " " + r.URL.Path + " is not available on this server yet"}
 }

@@ -214,6 +214,8 @@ func TestEnvelopes(t *testing.T) {
 		{"wrong method", http.MethodGet, "/v2/scrape", goodKey, "", 405, "METHOD_NOT_ALLOWED", "Method Not Allowed"},
 		{"malformed json", http.MethodPost, "/v2/scrape", goodKey, `{"url":`, 400, "BAD_REQUEST_INVALID_JSON", "Bad request, malformed JSON"},
 		{"too large", http.MethodPost, "/v2/scrape", goodKey, `{"url":"https://example.com","headers":{"x":"` + strings.Repeat("a", MaxBodyBytes) + `"}}`, 413, "PAYLOAD_TOO_LARGE", "Request body is too large"},
+		{"known but not implemented", http.MethodPost, "/v2/crawl", goodKey, `{}`, 501, "NOT_IMPLEMENTED", "Not Implemented: POST /v2/crawl"},
+		{"not implemented needs auth", http.MethodGet, "/v2/crawl/abc", "", "", 401, "UNAUTHORIZED", "Unauthorized: Invalid token"},
 		{"catalog", http.MethodPost, "/v2/scrape", goodKey, `{"catalog":{"provider":"p","capability":"c"}}`, 403, "CATALOG_NOT_ENABLED", "Forbidden"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
