@@ -1,0 +1,627 @@
+package fetch
+
+import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	stdlog "log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/andybalholm/brotli"
+	"github.com/google/go-cmp/cmp"
+)
+
+// testWriter sends log lines to t.Log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func newTestClient(t testing.TB, opts Options) *Client {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	c := New(opts, log)
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+func testCtx(t testing.TB, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestDoHeadersAndResponse(t *testing.T) {
+	t.Parallel()
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "text/HTML; charset=utf-8")
+		w.Header().Set("X-Served", "yes")
+		io.WriteString(w, "<html><body>hi</body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	c := newTestClient(t, Options{AllowPrivate: true})
+
+	tests := []struct {
+		name       string
+		req        Request
+		wantHeader map[string]string
+	}{
+		{
+			name: "defaults",
+			req:  Request{URL: srv.URL + "/page"},
+			wantHeader: map[string]string{
+				"User-Agent":      DefaultUserAgent,
+				"Accept-Language": DefaultAcceptLanguage,
+				"Accept-Encoding": "gzip, deflate, br",
+				"Accept":          defaultAccept,
+			},
+		},
+		{
+			name: "mobile and language",
+			req:  Request{URL: srv.URL + "/page", Mobile: true, AcceptLanguage: "de-DE,de;q=0.9"},
+			wantHeader: map[string]string{
+				"User-Agent":      DefaultMobileUserAgent,
+				"Accept-Language": "de-DE,de;q=0.9",
+			},
+		},
+		{
+			name: "caller headers override",
+			req: Request{URL: srv.URL + "/page", Headers: map[string]string{
+				"user-agent": "my-bot/1.0",
+				"Cookie":     "session=abc",
+				"X-Custom":   "v",
+				"Host":       "ignored.example",
+			}},
+			wantHeader: map[string]string{
+				"User-Agent": "my-bot/1.0",
+				"Cookie":     "session=abc",
+				"X-Custom":   "v",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := c.Do(testCtx(t, 5*time.Second), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tt.wantHeader {
+				if g := got.Get(k); g != v {
+					t.Errorf("header %s = %q, want %q", k, g, v)
+				}
+			}
+			if resp.StatusCode != 200 || resp.ContentType != "text/html" || resp.URL != tt.req.URL ||
+				resp.RequestURL != tt.req.URL || string(resp.Body) != "<html><body>hi</body></html>" ||
+				resp.Header.Get("X-Served") != "yes" || resp.Truncated {
+				t.Errorf("unexpected response %+v", resp)
+			}
+		})
+	}
+}
+
+func TestDoNon2xxIsResponse(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, "<h1>gone</h1>")
+	}))
+	t.Cleanup(srv.Close)
+	resp, err := newTestClient(t, Options{AllowPrivate: true}).Do(testCtx(t, 5*time.Second), Request{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 404 || string(resp.Body) != "<h1>gone</h1>" || resp.ContentType != "text/html" {
+		t.Errorf("got %d %q %q", resp.StatusCode, resp.Body, resp.ContentType)
+	}
+}
+
+func TestDoRedirects(t *testing.T) {
+	t.Parallel()
+	type hit struct{ path, ua, secret string }
+	hits := make(chan hit, 20)
+	// other is reached through the name "localhost" rather than 127.0.0.1,
+	// so it counts as a different host.
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits <- hit{"other" + r.URL.Path, r.UserAgent(), r.Header.Get("X-Secret")}
+		io.WriteString(w, "other")
+	}))
+	t.Cleanup(other.Close)
+	otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits <- hit{r.URL.Path, r.UserAgent(), r.Header.Get("X-Secret")}
+		switch r.URL.Path {
+		case "/a":
+			http.Redirect(w, r, "/b", http.StatusMovedPermanently)
+		case "/b":
+			http.Redirect(w, r, "/final?x=1", http.StatusFound)
+		case "/final":
+			io.WriteString(w, "done")
+		case "/away":
+			http.Redirect(w, r, otherURL+"/there", http.StatusTemporaryRedirect)
+		case "/loop":
+			http.Redirect(w, r, "/loop", http.StatusFound)
+		case "/file":
+			w.Header().Set("Location", "file:///etc/passwd")
+			w.WriteHeader(http.StatusFound)
+		case "/cookie":
+			if c, err := r.Cookie("seen"); err == nil && c.Value == "1" {
+				io.WriteString(w, "with cookie")
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: "seen", Value: "1", Path: "/"})
+			http.Redirect(w, r, "/cookie", http.StatusFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newTestClient(t, Options{AllowPrivate: true, MaxRedirects: 5})
+	headers := map[string]string{"X-Secret": "s3", "User-Agent": "ua-override"}
+	drain := func() []hit {
+		var out []hit
+		for {
+			select {
+			case h := <-hits:
+				out = append(out, h)
+			default:
+				return out
+			}
+		}
+	}
+
+	t.Run("chain", func(t *testing.T) {
+		resp, err := c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + "/a", Headers: headers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.URL != srv.URL+"/final?x=1" || resp.RequestURL != srv.URL+"/a" || string(resp.Body) != "done" {
+			t.Errorf("got URL %q RequestURL %q body %q", resp.URL, resp.RequestURL, resp.Body)
+		}
+		want := []hit{{"/a", "ua-override", "s3"}, {"/b", "ua-override", "s3"}, {"/final", "ua-override", "s3"}}
+		if diff := cmp.Diff(want, drain(), cmp.AllowUnexported(hit{})); diff != "" {
+			t.Errorf("hops (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("cross host drops caller headers but keeps user agent", func(t *testing.T) {
+		resp, err := c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + "/away", Headers: headers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.URL != otherURL+"/there" {
+			t.Errorf("final URL %q", resp.URL)
+		}
+		want := []hit{{"/away", "ua-override", "s3"}, {"other/there", "ua-override", ""}}
+		if diff := cmp.Diff(want, drain(), cmp.AllowUnexported(hit{})); diff != "" {
+			t.Errorf("hops (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("cookie set during redirect is sent", func(t *testing.T) {
+		resp, err := c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + "/cookie"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(resp.Body) != "with cookie" {
+			t.Errorf("body %q", resp.Body)
+		}
+		drain()
+	})
+	t.Run("loop", func(t *testing.T) {
+		_, err := c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + "/loop"})
+		if !errors.Is(err, ErrTooManyRedirects) {
+			t.Fatalf("err = %v, want ErrTooManyRedirects", err)
+		}
+		if n := len(drain()); n != 6 {
+			t.Errorf("requests = %d, want 6 (1 + 5 redirects)", n)
+		}
+	})
+	t.Run("non-http target", func(t *testing.T) {
+		_, err := c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + "/file"})
+		if !errors.Is(err, ErrBlocked) {
+			t.Fatalf("err = %v, want ErrBlocked", err)
+		}
+		drain()
+	})
+	t.Run("redirects disabled", func(t *testing.T) {
+		c := newTestClient(t, Options{AllowPrivate: true, MaxRedirects: -1})
+		resp, err := c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + "/a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusMovedPermanently || resp.URL != srv.URL+"/a" {
+			t.Errorf("got %d %q", resp.StatusCode, resp.URL)
+		}
+		drain()
+	})
+}
+
+func TestDoGuard(t *testing.T) {
+	t.Parallel()
+	var privateHits int
+	private := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		privateHits++
+		io.WriteString(w, "secret")
+	}))
+	t.Cleanup(private.Close)
+	public := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/to-private":
+			http.Redirect(w, r, private.URL+"/x", http.StatusFound)
+		case "/to-metadata":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		default:
+			io.WriteString(w, "public")
+		}
+	}))
+	t.Cleanup(public.Close)
+	publicPort := netip.MustParseAddrPort(public.Listener.Addr().String()).Port()
+
+	c := newTestClient(t, Options{AllowPrivate: false})
+	// Pretend the "public" test server is a public address.
+	c.guard.permit = func(ap netip.AddrPort) bool { return ap.Port() == publicPort }
+
+	tests := []struct {
+		name    string
+		url     string
+		wantErr error
+	}{
+		{"permitted", public.URL + "/", nil},
+		{"loopback literal", private.URL + "/x", ErrBlocked},
+		{"loopback by name", strings.Replace(private.URL, "127.0.0.1", "localhost", 1) + "/x", ErrBlocked},
+		{"redirect to private", public.URL + "/to-private", ErrBlocked},
+		{"redirect to metadata", public.URL + "/to-metadata", ErrBlocked},
+		{"metadata", "http://169.254.169.254/", ErrBlocked},
+		{"unspecified", "http://0.0.0.0:1/", ErrBlocked},
+		{"ipv6 loopback", "http://[::1]:1/", ErrBlocked},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := c.Do(testCtx(t, 5*time.Second), Request{URL: tt.url})
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if err == nil && string(resp.Body) != "public" {
+				t.Errorf("body %q", resp.Body)
+			}
+		})
+	}
+	if privateHits != 0 {
+		t.Errorf("private server was reached %d times", privateHits)
+	}
+}
+
+func TestPublicAddr(t *testing.T) {
+	t.Parallel()
+	g := newGuard(false)
+	tests := []struct {
+		addr string
+		want bool
+	}{
+		{"93.184.216.34", true},
+		{"8.8.8.8", true},
+		{"2606:4700::1111", true},
+		{"127.0.0.1", false},
+		{"127.5.5.5", false},
+		{"10.1.2.3", false},
+		{"172.16.0.1", false},
+		{"172.31.255.255", false},
+		{"172.32.0.1", true},
+		{"192.168.1.1", false},
+		{"169.254.169.254", false},
+		{"169.254.1.1", false},
+		{"100.64.0.1", false},
+		{"100.127.255.255", false},
+		{"100.128.0.1", true},
+		{"0.0.0.0", false},
+		{"0.1.2.3", false},
+		{"224.0.0.1", false},
+		{"239.255.255.250", false},
+		{"255.255.255.255", false},
+		{"::", false},
+		{"::1", false},
+		{"fe80::1", false},
+		{"fc00::1", false},
+		{"fd00:ec2::254", false},
+		{"ff02::1", false},
+		{"::ffff:127.0.0.1", false},
+		{"::ffff:10.0.0.1", false},
+		{"::ffff:8.8.8.8", true},
+		{"64:ff9b::a00:1", false},  // NAT64 of 10.0.0.1
+		{"64:ff9b::808:808", true}, // NAT64 of 8.8.8.8
+	}
+	for _, tt := range tests {
+		if got := g.publicAddr(netip.MustParseAddr(tt.addr)); got != tt.want {
+			t.Errorf("publicAddr(%s) = %v, want %v", tt.addr, got, tt.want)
+		}
+	}
+}
+
+func TestDoCompression(t *testing.T) {
+	t.Parallel()
+	page := strings.Repeat("<p>Hello, compressed world! äöü</p>\n", 200)
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		io.WriteString(w, s)
+		w.Close()
+		return b.Bytes()
+	}
+	zl := func(s string) []byte {
+		var b bytes.Buffer
+		w := zlib.NewWriter(&b)
+		io.WriteString(w, s)
+		w.Close()
+		return b.Bytes()
+	}
+	fl := func(s string) []byte {
+		var b bytes.Buffer
+		w, _ := flate.NewWriter(&b, flate.DefaultCompression)
+		io.WriteString(w, s)
+		w.Close()
+		return b.Bytes()
+	}
+	br := func(s string) []byte {
+		var b bytes.Buffer
+		w := brotli.NewWriter(&b)
+		io.WriteString(w, s)
+		w.Close()
+		return b.Bytes()
+	}
+	tests := []struct {
+		name         string
+		encoding     string
+		contentType  string
+		body         []byte
+		chunked      bool
+		want         string
+		wantEncoding string // Content-Encoding left in Response.Header
+	}{
+		{name: "identity", body: []byte(page), want: page},
+		{name: "gzip", encoding: "gzip", body: gz(page), want: page},
+		{name: "gzip chunked", encoding: "gzip", body: gz(page), chunked: true, want: page},
+		{name: "x-gzip", encoding: "x-gzip", body: gz(page), want: page},
+		{name: "deflate zlib", encoding: "deflate", body: zl(page), want: page},
+		{name: "deflate raw", encoding: "deflate", body: fl(page), want: page},
+		{name: "brotli", encoding: "br", body: br(page), want: page},
+		{name: "brotli upper case", encoding: "BR", body: br(page), want: page},
+		{name: "gzip then brotli", encoding: "gzip, br", body: br(string(gz(page))), want: page},
+		{name: "labelled gzip but plain", encoding: "gzip", body: []byte(page), want: page},
+		{name: "labelled br but plain", encoding: "br", body: []byte("<p>plain</p>"), want: "<p>plain</p>"},
+		{name: "unlabelled gzip html", body: gz(page), contentType: "text/html", want: page},
+		{name: "unknown coding untouched", encoding: "zstd", body: []byte("zzz"), want: "zzz", wantEncoding: "zstd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tt.encoding != "" {
+					w.Header().Set("Content-Encoding", tt.encoding)
+				}
+				ct := tt.contentType
+				if ct == "" {
+					ct = "text/html; charset=utf-8"
+				}
+				w.Header().Set("Content-Type", ct)
+				if !tt.chunked {
+					w.Header().Set("Content-Length", fmt.Sprint(len(tt.body)))
+				}
+				w.Write(tt.body)
+			}))
+			t.Cleanup(srv.Close)
+			resp, err := newTestClient(t, Options{AllowPrivate: true}).Do(testCtx(t, 5*time.Second), Request{URL: srv.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, string(resp.Body)); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+			if got := resp.Header.Get("Content-Encoding"); got != tt.wantEncoding {
+				t.Errorf("Content-Encoding = %q, want %q", got, tt.wantEncoding)
+			}
+			if resp.Truncated {
+				t.Error("unexpectedly truncated")
+			}
+		})
+	}
+}
+
+func TestDoBodyCap(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789", 500) // 5000 bytes
+	var gzBig bytes.Buffer
+	zw := gzip.NewWriter(&gzBig)
+	io.WriteString(zw, big)
+	zw.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/length":
+			w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+			io.WriteString(w, big)
+		case "/chunked":
+			for i := 0; i < len(big); i += 100 {
+				io.WriteString(w, big[i:i+100])
+				w.(http.Flusher).Flush()
+			}
+		case "/gzip":
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(gzBig.Bytes())
+		case "/exact":
+			io.WriteString(w, big[:1000])
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newTestClient(t, Options{AllowPrivate: true, MaxBodyBytes: 1000})
+	for _, tc := range []struct {
+		path          string
+		wantTruncated bool
+	}{{"/length", true}, {"/chunked", true}, {"/gzip", true}, {"/exact", false}} {
+		t.Run(tc.path, func(t *testing.T) {
+			resp, err := c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + tc.path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(resp.Body) != big[:1000] || resp.Truncated != tc.wantTruncated {
+				t.Errorf("len %d truncated %v, want 1000 %v", len(resp.Body), resp.Truncated, tc.wantTruncated)
+			}
+		})
+	}
+}
+
+func TestDoTimeouts(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		case "/drip":
+			w.Header().Set("Content-Length", "1000")
+			w.WriteHeader(http.StatusOK)
+			for range 1000 {
+				if _, err := io.WriteString(w, "x"); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		case "/drip-gzip":
+			w.Header().Set("Content-Encoding", "gzip")
+			w.WriteHeader(http.StatusOK)
+			zw := gzip.NewWriter(w)
+			for range 1000 {
+				io.WriteString(zw, "x")
+				zw.Flush()
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newTestClient(t, Options{AllowPrivate: true})
+	for _, path := range []string{"/slow", "/drip", "/drip-gzip"} {
+		t.Run(path, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			_, err := c.Do(testCtx(t, 300*time.Millisecond), Request{URL: srv.URL + path})
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("err = %v, want ErrTimeout", err)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("err = %v, want it to wrap context.DeadlineExceeded", err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("took %v, deadline was 300ms", d)
+			}
+		})
+	}
+}
+
+func TestDoCancelled(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := newTestClient(t, Options{AllowPrivate: true}).Do(ctx, Request{URL: srv.URL})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestDoErrors(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "secure")
+	}))
+	tlsSrv.Config.ErrorLog = stdlog.New(io.Discard, "", 0) // expected handshake failures
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	c := newTestClient(t, Options{AllowPrivate: true})
+
+	tests := []struct {
+		name    string
+		req     Request
+		wantErr error
+	}{
+		{"dns", Request{URL: "http://no-such-host.invalid/"}, ErrDNS},
+		{"refused", Request{URL: closedURL}, ErrConnection},
+		{"self-signed verified", Request{URL: tlsSrv.URL}, ErrTLS},
+		{"self-signed skipped", Request{URL: tlsSrv.URL, SkipTLSVerify: true}, nil},
+		{"relative url", Request{URL: "/path"}, ErrInvalidURL},
+		{"ftp url", Request{URL: "ftp://example.com/"}, ErrInvalidURL},
+		{"garbage url", Request{URL: "http://[::1"}, ErrInvalidURL},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resp, err := c.Do(testCtx(t, 5*time.Second), tt.req)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil && !strings.HasPrefix(err.Error(), "fetch: ") {
+				t.Errorf("error %q lacks the fetch: prefix", err)
+			}
+			if err == nil && string(resp.Body) != "secure" {
+				t.Errorf("body %q", resp.Body)
+			}
+		})
+	}
+}
+
+func BenchmarkDo20KB(b *testing.B) {
+	page := []byte("<html><head><title>t</title></head><body>" + strings.Repeat("<p>lorem ipsum dolor sit amet</p>", 600) + "</body></html>")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Length", fmt.Sprint(len(page)))
+		w.Write(page)
+	}))
+	b.Cleanup(srv.Close)
+	c := New(Options{AllowPrivate: true}, nil)
+	b.Cleanup(c.CloseIdleConnections)
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := c.Do(b.Context(), Request{URL: srv.URL})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_ = resp.Text()
+		}
+	})
+}
