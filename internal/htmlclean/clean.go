@@ -1,0 +1,405 @@
+// Package htmlclean cleans a parsed golang.org/x/net/html tree for the
+// scrape API's html and markdown formats.
+//
+// Clean removes non-content elements (script, style, head, ...), makes URLs
+// absolute, resolves responsive images to their largest candidate, applies
+// the caller's excludeTags and includeTags selectors and, when asked, keeps
+// only the main content of the page with a deterministic, rule- and
+// score-based filter. All walks are iterative, so arbitrarily deep trees
+// neither exhaust the stack nor cost more than linear time.
+package htmlclean
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/andybalholm/cascadia"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Options controls Clean.
+type Options struct {
+	// BaseURL is the final page URL, already resolved against <base href>.
+	// Relative URLs are resolved against it; nil leaves them unchanged.
+	BaseURL *url.URL
+	// OnlyMainContent removes headers, navigation, footers, banners, share
+	// widgets, related lists, comments and ads, keeping the main content.
+	OnlyMainContent bool
+	// IncludeTags are CSS selectors; when non-empty only matching elements
+	// (outermost matches, in document order) are kept.
+	IncludeTags []string
+	// ExcludeTags are CSS selectors whose matching elements are removed.
+	// They are applied before IncludeTags.
+	ExcludeTags []string
+}
+
+// Clean cleans doc in place and returns the node to render and convert: the
+// <body> element when there is one, otherwise doc itself. The error is
+// non-nil only when a selector in IncludeTags or ExcludeTags is invalid; doc
+// is left untouched in that case.
+func Clean(doc *html.Node, opts Options) (*html.Node, error) {
+	if doc == nil {
+		return nil, nil
+	}
+	exclude, err := compile(opts.ExcludeTags)
+	if err != nil {
+		return nil, fmt.Errorf("htmlclean: excludeTags: %w", err)
+	}
+	include, err := compile(opts.IncludeTags)
+	if err != nil {
+		return nil, fmt.Errorf("htmlclean: includeTags: %w", err)
+	}
+	root := findBody(doc)
+	basic(doc, opts.BaseURL)
+	if len(exclude) > 0 {
+		removeMatching(root, exclude)
+	}
+	if len(include) > 0 {
+		keepMatching(root, include)
+	}
+	if opts.OnlyMainContent {
+		mainContent(root)
+	}
+	return root, nil
+}
+
+func compile(sels []string) ([]cascadia.SelectorGroup, error) {
+	var out []cascadia.SelectorGroup
+	for _, s := range sels {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		g, err := cascadia.ParseGroup(s)
+		if err != nil {
+			return nil, fmt.Errorf("invalid selector %q: %w", s, err)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func matchAny(gs []cascadia.SelectorGroup, n *html.Node) bool {
+	for _, g := range gs {
+		if g.Match(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// next returns the node after n in a pre-order walk of root; with skip it
+// does not descend into n.
+func next(n, root *html.Node, skip bool) *html.Node {
+	if !skip && n.FirstChild != nil {
+		return n.FirstChild
+	}
+	for n != root {
+		if n.NextSibling != nil {
+			return n.NextSibling
+		}
+		n = n.Parent
+		if n == nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+func findBody(doc *html.Node) *html.Node {
+	if doc.Type == html.ElementNode && doc.DataAtom == atom.Body {
+		return doc
+	}
+	for n := doc; n != nil; n = next(n, doc, false) {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Body {
+			return n
+		}
+	}
+	return doc
+}
+
+// removeMatching removes the elements under root matching any selector.
+func removeMatching(root *html.Node, gs []cascadia.SelectorGroup) {
+	for n := root.FirstChild; n != nil; {
+		if n.Type == html.ElementNode && matchAny(gs, n) {
+			nx := next(n, root, true)
+			n.Parent.RemoveChild(n)
+			n = nx
+			continue
+		}
+		n = next(n, root, false)
+	}
+}
+
+// keepMatching replaces the children of root with the outermost elements
+// matching any selector, in document order.
+func keepMatching(root *html.Node, gs []cascadia.SelectorGroup) {
+	if root.Type == html.ElementNode && matchAny(gs, root) {
+		return
+	}
+	var keep []*html.Node
+	for n := root.FirstChild; n != nil; {
+		if n.Type == html.ElementNode && matchAny(gs, n) {
+			keep = append(keep, n)
+			n = next(n, root, true)
+			continue
+		}
+		n = next(n, root, false)
+	}
+	for root.FirstChild != nil {
+		root.RemoveChild(root.FirstChild)
+	}
+	for _, k := range keep {
+		k.Parent.RemoveChild(k)
+		root.AppendChild(k)
+	}
+}
+
+// alwaysRemoved reports elements that never belong in the cleaned output.
+func alwaysRemoved(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Meta, atom.Head, atom.Template,
+		atom.Link, atom.Iframe, atom.Object, atom.Embed, atom.Base, atom.Frame,
+		atom.Frameset, atom.Noframes, atom.Applet, atom.Param:
+		return true
+	}
+	return false
+}
+
+// basic removes unwanted elements and comments, resolves URLs and
+// responsive images, in one walk over the whole document.
+func basic(doc *html.Node, base *url.URL) {
+	for n := doc; n != nil; {
+		switch n.Type {
+		case html.CommentNode:
+			nx := next(n, doc, true)
+			n.Parent.RemoveChild(n)
+			n = nx
+			continue
+		case html.ElementNode:
+			if n.Parent != nil && alwaysRemoved(n.DataAtom) {
+				nx := next(n, doc, true)
+				n.Parent.RemoveChild(n)
+				n = nx
+				continue
+			}
+			switch n.DataAtom {
+			case atom.Svg, atom.Math:
+				n = next(n, doc, true)
+				continue
+			case atom.Img:
+				fixImage(n, base)
+			case atom.Picture:
+				fixPicture(n, base)
+			}
+			if base != nil {
+				resolveAttrs(n, base)
+			}
+		}
+		n = next(n, doc, false)
+	}
+}
+
+func isURLAttr(key string) bool {
+	switch key {
+	case "href", "src", "poster", "cite", "action", "formaction", "background", "longdesc":
+		return true
+	}
+	return false
+}
+
+func resolveAttrs(n *html.Node, base *url.URL) {
+	for i := range n.Attr {
+		a := &n.Attr[i]
+		if a.Namespace != "" || !isURLAttr(a.Key) {
+			continue
+		}
+		a.Val = resolve(base, a.Val)
+	}
+}
+
+// resolve makes ref absolute against base; values that already carry a
+// scheme or do not parse are returned unchanged.
+func resolve(base *url.URL, ref string) string {
+	if base == nil {
+		return ref
+	}
+	ref = strings.TrimSpace(ref)
+	if ref == "" || hasScheme(ref) {
+		return ref
+	}
+	u, err := base.Parse(ref)
+	if err != nil {
+		return ref
+	}
+	return u.String()
+}
+
+// hasScheme reports whether s starts with "scheme:".
+func hasScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case c == ':':
+			return i > 0
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func getAttr(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key && a.Namespace == "" {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+func setAttr(n *html.Node, key, val string) {
+	for i := range n.Attr {
+		if n.Attr[i].Key == key && n.Attr[i].Namespace == "" {
+			n.Attr[i].Val = val
+			return
+		}
+	}
+	n.Attr = append(n.Attr, html.Attribute{Key: key, Val: val})
+}
+
+func delAttr(n *html.Node, keys ...string) {
+	out := n.Attr[:0]
+	for _, a := range n.Attr {
+		drop := false
+		for _, k := range keys {
+			if a.Key == k && a.Namespace == "" {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			out = append(out, a)
+		}
+	}
+	n.Attr = out
+}
+
+// fixImage applies lazy-loading attributes and resolves srcset to the
+// largest candidate, stored in src.
+func fixImage(n *html.Node, base *url.URL) {
+	src, _ := getAttr(n, "src")
+	if lazy, ok := getAttr(n, "data-src"); ok && strings.TrimSpace(lazy) != "" &&
+		(strings.TrimSpace(src) == "" || strings.HasPrefix(src, "data:")) {
+		src = lazy
+		setAttr(n, "src", src)
+	}
+	set, ok := getAttr(n, "srcset")
+	if !ok || strings.TrimSpace(set) == "" {
+		set, ok = getAttr(n, "data-srcset")
+	}
+	if ok {
+		if best, _ := largest(set); best != "" {
+			setAttr(n, "src", resolve(base, best))
+		}
+		delAttr(n, "srcset", "sizes", "data-srcset")
+	}
+}
+
+// fixPicture picks the largest candidate among a <picture>'s sources and its
+// <img>, puts it in the img's src and drops the <source> elements.
+func fixPicture(p *html.Node, base *url.URL) {
+	var img *html.Node
+	best, bestSize := "", -1.0
+	consider := func(set string) {
+		if u, size := largest(set); u != "" && size > bestSize {
+			best, bestSize = u, size
+		}
+	}
+	var sources []*html.Node
+	for c := p.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		switch c.DataAtom {
+		case atom.Source:
+			sources = append(sources, c)
+			if s, ok := getAttr(c, "srcset"); ok {
+				consider(s)
+			} else if s, ok := getAttr(c, "data-srcset"); ok {
+				consider(s)
+			}
+		case atom.Img:
+			if img == nil {
+				img = c
+			}
+		}
+	}
+	if img == nil {
+		return
+	}
+	if s, ok := getAttr(img, "srcset"); ok {
+		consider(s)
+	}
+	if best != "" {
+		setAttr(img, "src", resolve(base, best))
+		delAttr(img, "srcset", "sizes", "data-srcset")
+	}
+	for _, s := range sources {
+		p.RemoveChild(s)
+	}
+}
+
+// largest parses a srcset value and returns the URL of its largest candidate
+// and a comparable size: width descriptors rank above density descriptors,
+// and a candidate without descriptor counts as 1x.
+func largest(set string) (string, float64) {
+	best, bestSize := "", -1.0
+	s := set
+	for len(s) > 0 {
+		s = strings.TrimLeft(s, " \t\n\r\f,")
+		if s == "" {
+			break
+		}
+		end := strings.IndexAny(s, " \t\n\r\f")
+		if end < 0 {
+			end = len(s)
+		}
+		u := s[:end]
+		s = s[end:]
+		desc := ""
+		if strings.HasSuffix(u, ",") {
+			u = strings.TrimRight(u, ",")
+		} else {
+			i := strings.IndexByte(s, ',')
+			if i < 0 {
+				i = len(s)
+			}
+			desc = strings.TrimSpace(s[:i])
+			s = s[i:]
+		}
+		size := 1.0
+		if desc != "" {
+			f := strings.Fields(desc)[0]
+			if len(f) > 1 {
+				if v, err := strconv.ParseFloat(f[:len(f)-1], 64); err == nil {
+					switch f[len(f)-1] {
+					case 'w':
+						size = 1e6 + v
+					case 'x':
+						size = v
+					}
+				}
+			}
+		}
+		if u != "" && size > bestSize {
+			best, bestSize = u, size
+		}
+	}
+	return best, bestSize
+}

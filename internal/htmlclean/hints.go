@@ -1,0 +1,149 @@
+package htmlclean
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+)
+
+// hint is what an element's class and id say about it.
+type hint uint8
+
+const (
+	hintNone     hint = iota
+	hintNegative      // boilerplate: ads, share, comments, cookie banners, ...
+	hintNav           // navigation, menus, breadcrumbs, tables of contents
+	hintHeader        // a (site or page) header
+)
+
+// isNegativeWord reports class/id words (split on '-', '_' and camelCase) that
+// mark boilerplate.
+func isNegativeWord(w string) bool {
+	switch w {
+	case "sidebar", "widget", "widgets", "cookie", "cookies", "consent", "gdpr", "banner",
+		"share", "sharing", "sharebar", "social", "sharethis", "addthis", "related",
+		"recommended", "recommendations", "recirculation", "comment", "comments",
+		"commentlist", "disqus", "respond", "ad", "ads", "advert", "adverts",
+		"advertisement", "advertising", "adsbygoogle", "adslot", "sponsor", "sponsored",
+		"promo", "promotion", "newsletter", "subscribe", "subscription", "signup",
+		"popup", "modal", "overlay", "lightbox", "footer", "masthead", "search", "tags",
+		"tagcloud", "outbrain", "taboola", "noprint", "editsection", "skip", "toolbar",
+		"topbar", "copyright", "legal", "paywall", "trending", "popular", "hatnote":
+		return true
+	}
+	return false
+}
+
+// isNavWord reports words marking navigation.
+func isNavWord(w string) bool {
+	switch w {
+	case "menu", "menus", "breadcrumb", "breadcrumbs", "toc", "pagination", "pager",
+		"dropdown", "submenu", "tabs":
+		return true
+	}
+	return false
+}
+
+// isPositiveWord reports words marking content containers.
+func isPositiveWord(w string) bool {
+	switch w {
+	case "article", "content", "main", "post", "entry", "body", "story", "text", "prose",
+		"markdown", "blog", "page", "hentry", "articlebody", "documentation":
+		return true
+	}
+	return false
+}
+
+// isHiddenToken reports whole class tokens for visually hidden helper text.
+func isHiddenToken(w string) bool {
+	switch w {
+	case "sr-only", "screen-reader-text", "visually-hidden", "visuallyhidden",
+		"screenreader-only":
+		return true
+	}
+	return false
+}
+
+// classInfo reads the class and id of n: the strongest hint and a weight
+// (+25 per positive token, -25 per negative token) for content scoring.
+func classInfo(n *html.Node) (h hint, weight int) {
+	for _, a := range n.Attr {
+		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
+			continue
+		}
+		for _, tok := range strings.Fields(a.Val) {
+			th, tw := tokenInfo(tok)
+			weight += tw
+			if th == hintNegative || (th == hintNav && h != hintNegative) || (th == hintHeader && h == hintNone) {
+				h = th
+			}
+		}
+	}
+	return h, weight
+}
+
+func tokenInfo(tok string) (hint, int) {
+	var buf [64]byte
+	if len(tok) > len(buf) {
+		return hintNone, 0
+	}
+	low := buf[:0]
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low = append(low, c)
+	}
+	if isHiddenToken(string(low)) {
+		return hintNegative, -25
+	}
+	var neg, nav, hdr, pos bool
+	start := 0
+	for i := 0; i <= len(tok); i++ {
+		boundary := i == len(tok) || tok[i] == '-' || tok[i] == '_' || tok[i] == ':' ||
+			(i > start && tok[i] >= 'A' && tok[i] <= 'Z' && tok[i-1] >= 'a' && tok[i-1] <= 'z')
+		if !boundary {
+			continue
+		}
+		if i > start {
+			w := low[start:i]
+			switch {
+			case isNegativeWord(string(w)):
+				neg = true
+			case isNavWord(string(w)) || strings.HasPrefix(string(w), "nav"):
+				nav = true
+			case string(w) == "header":
+				hdr = true
+			case isPositiveWord(string(w)):
+				pos = true
+			}
+		}
+		if i < len(tok) && (tok[i] == '-' || tok[i] == '_' || tok[i] == ':') {
+			start = i + 1
+		} else {
+			start = i
+		}
+	}
+	switch {
+	case neg:
+		return hintNegative, -25
+	case nav:
+		return hintNav, -25
+	case hdr && !pos:
+		return hintHeader, -10
+	case pos:
+		return hintNone, 25
+	}
+	return hintNone, 0
+}
+
+func classHint(n *html.Node) hint {
+	h, _ := classInfo(n)
+	return h
+}
+
+func classWeight(n *html.Node) float64 {
+	_, w := classInfo(n)
+	return float64(w)
+}

@@ -1,0 +1,401 @@
+package htmlclean
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Main-content extraction works in two linear passes over the body:
+//
+//  1. score: paragraph-like blocks give points to their parent and
+//     grandparent (more for longer text and more commas); the best-scoring
+//     container, weighted by link density and class hints, is the anchor of
+//     the main content.
+//  2. prune: boilerplate is removed by tag, ARIA role, class/id words and
+//     link density, except the anchor and its ancestors, which are never
+//     removed (so an article inside a <header> or a "sidebar" div survives).
+//
+// If pruning would leave (almost) nothing, the body is left as it is.
+
+// kind is the verdict on an element at the time it is entered.
+type kind uint8
+
+const (
+	keep        kind = iota
+	remove           // boilerplate; its subtree is skipped
+	removeNav        // navigation; also tells an enclosing header it held a nav
+	checkHeader      // a header: kept only if it holds a title and no nav
+	checkLinks       // a container: removed if made mostly of links
+)
+
+// frame holds the statistics of an open element during a walk.
+type frame struct {
+	n       *html.Node
+	kind    kind
+	text    int // non-space bytes of text (images count as imageWeight)
+	link    int // part of text inside links
+	links   int // number of links
+	own     int // non-space bytes of direct text children
+	commas  int
+	score   float64
+	block   bool // has a block-level child
+	heading bool // holds an h1/h2
+	hadNav  bool // a navigation element was removed inside
+	content bool // inside article/main/anchor: link-density pruning is off
+}
+
+const (
+	imageWeight  = 20
+	minParagraph = 25
+)
+
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header, atom.Footer,
+		atom.Nav, atom.Aside, atom.Ul, atom.Ol, atom.Dl, atom.Li, atom.Table, atom.Tr, atom.Td,
+		atom.Th, atom.Pre, atom.Blockquote, atom.Figure, atom.Form, atom.H1, atom.H2, atom.H3,
+		atom.H4, atom.H5, atom.H6, atom.Hr, atom.Br, atom.Dd, atom.Dt, atom.Address, atom.Details:
+		return true
+	}
+	return false
+}
+
+func skipSubtree(a atom.Atom) bool {
+	return a == atom.Svg || a == atom.Math || a == atom.Select || a == atom.Textarea
+}
+
+func nonSpace(s string) (n, commas int) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\n', '\t', '\r', '\f':
+		case ',':
+			n++
+			commas++
+		default:
+			n++
+		}
+	}
+	return n, commas
+}
+
+// walker runs an iterative post-order walk with a frame per open element.
+type walker struct {
+	stack []frame
+	// enter classifies an element; returning remove skips it.
+	enter func(w *walker, n *html.Node) kind
+	// exit is called with the closed frame; it reports whether the element
+	// is removed, in which case its statistics are not added to the parent.
+	exit func(w *walker, f *frame) bool
+	// isContent marks elements whose subtree is main content (optional).
+	isContent func(n *html.Node) bool
+}
+
+func (w *walker) top() *frame { return &w.stack[len(w.stack)-1] }
+
+func (w *walker) run(root *html.Node) frame {
+	w.stack = append(w.stack[:0], frame{n: root})
+	n := root.FirstChild
+	for {
+		if n != nil {
+			switch n.Type {
+			case html.TextNode:
+				t, c := nonSpace(n.Data)
+				f := w.top()
+				f.text += t
+				f.own += t
+				f.commas += c
+				n = n.NextSibling
+				continue
+			case html.ElementNode:
+				if skipSubtree(n.DataAtom) {
+					n = n.NextSibling
+					continue
+				}
+				k := w.enter(w, n)
+				if k == remove || k == removeNav {
+					if k == removeNav {
+						w.top().hadNav = true
+					}
+					n = n.NextSibling
+					continue
+				}
+				content := w.top().content || (w.isContent != nil && w.isContent(n))
+				w.stack = append(w.stack, frame{n: n, kind: k, content: content})
+				n = n.FirstChild
+				continue
+			default:
+				n = n.NextSibling
+				continue
+			}
+		}
+		if len(w.stack) == 1 {
+			return w.stack[0]
+		}
+		f := w.stack[len(w.stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
+		switch f.n.DataAtom {
+		case atom.A:
+			f.link = f.text
+			f.links++
+		case atom.Img:
+			f.text += imageWeight
+		case atom.H1, atom.H2:
+			f.heading = true
+		}
+		removed := w.exit(w, &f)
+		p := w.top()
+		if !removed {
+			p.text += f.text
+			p.link += f.link
+			p.links += f.links
+			p.heading = p.heading || f.heading
+			if isBlock(f.n.DataAtom) {
+				p.block = true
+			}
+		}
+		p.hadNav = p.hadNav || f.hadNav
+		n = f.n.NextSibling
+	}
+}
+
+// paragraphScore is the score a block gives to its ancestors, or 0.
+func paragraphScore(f *frame) float64 {
+	if f.text < minParagraph {
+		return 0
+	}
+	switch f.n.DataAtom {
+	case atom.P, atom.Pre, atom.Td, atom.Blockquote, atom.Dd:
+	case atom.Div, atom.Section, atom.Article, atom.Span, atom.Font, atom.Center, atom.Li:
+		if f.block || f.own < minParagraph {
+			return 0
+		}
+	default:
+		return 0
+	}
+	s := 1 + float64(f.commas)
+	l := float64(f.text) / 100
+	if l > 3 {
+		l = 3
+	}
+	return s + l
+}
+
+// findAnchor returns the best-scoring content container (or nil), the total
+// text of root and the single <main> element, if any.
+func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node) {
+	var best float64
+	mains := 0
+	w := walker{
+		enter: func(w *walker, n *html.Node) kind {
+			if n.DataAtom == atom.Main || attrIs(n, "role", "main") {
+				mains++
+				main = n
+			}
+			return keep
+		},
+		exit: func(w *walker, f *frame) bool {
+			if s := paragraphScore(f); s > 0 {
+				d := len(w.stack)
+				w.stack[d-1].score += s
+				if d >= 2 {
+					w.stack[d-2].score += s / 2
+				}
+				if d >= 3 {
+					w.stack[d-3].score += s / 6
+				}
+			}
+			if f.score > 0 {
+				adj := f.score + classWeight(f.n)
+				if f.text > 0 {
+					adj *= 1 - float64(f.link)/float64(f.text)
+				}
+				if adj > best {
+					best, anchor = adj, f.n
+				}
+			}
+			return false
+		},
+	}
+	r := w.run(root)
+	if mains != 1 {
+		main = nil
+	}
+	return anchor, r.text, main
+}
+
+func mainContent(root *html.Node) {
+	anchor, total, main := findAnchor(root)
+	protected := map[*html.Node]bool{}
+	if anchor != nil {
+		for p := anchor; p != nil && p != root; p = p.Parent {
+			protected[p] = true
+		}
+	}
+	var removals []*html.Node
+	w := walker{
+		isContent: func(n *html.Node) bool { return n == anchor || isContentElement(n) },
+		enter: func(w *walker, n *html.Node) kind {
+			if protected[n] {
+				return keep
+			}
+			k := classify(n, w.top().content)
+			if k == remove || k == removeNav {
+				removals = append(removals, n)
+			}
+			return k
+		},
+		exit: func(w *walker, f *frame) bool {
+			var rm bool
+			switch f.kind {
+			case checkHeader:
+				rm = f.hadNav || !f.heading || f.link*2 > f.text
+			case checkLinks:
+				if !f.content && f.text > 0 {
+					rm = (f.links >= 2 && f.link*2 > f.text) ||
+						(f.links == 1 && f.link*10 > f.text*9 && f.text < 40)
+				}
+			}
+			if rm {
+				removals = append(removals, f.n)
+			}
+			return rm
+		},
+	}
+	r := w.run(root)
+	remaining := r.text
+	if remaining*20 < total || (remaining < 20 && remaining < total) {
+		return // near-empty: keep the whole body
+	}
+	for _, n := range removals {
+		if n.Parent != nil {
+			n.Parent.RemoveChild(n)
+		}
+	}
+	if main != nil && (anchor == nil || isAncestor(main, anchor)) && isAncestor(root, main) {
+		narrow(root, main)
+	}
+}
+
+func isContentElement(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.Article, atom.Main:
+		return true
+	}
+	return attrIs(n, "role", "main") || attrIs(n, "itemprop", "articleBody")
+}
+
+func isAncestor(a, n *html.Node) bool {
+	for p := n; p != nil; p = p.Parent {
+		if p == a {
+			return true
+		}
+	}
+	return false
+}
+
+// narrow keeps only main (and a page title h1 outside it when main has none)
+// under root.
+func narrow(root, main *html.Node) {
+	var title *html.Node
+	if findElement(main, atom.H1) == nil {
+		if h := findElement(root, atom.H1); h != nil && !isAncestor(main, h) {
+			title = h
+		}
+	}
+	if title != nil {
+		title.Parent.RemoveChild(title)
+	}
+	main.Parent.RemoveChild(main)
+	for root.FirstChild != nil {
+		root.RemoveChild(root.FirstChild)
+	}
+	if title != nil {
+		root.AppendChild(title)
+	}
+	root.AppendChild(main)
+}
+
+func findElement(root *html.Node, a atom.Atom) *html.Node {
+	for n := root; n != nil; n = next(n, root, false) {
+		if n.Type == html.ElementNode && n.DataAtom == a {
+			return n
+		}
+	}
+	return nil
+}
+
+func attrIs(n *html.Node, key, val string) bool {
+	v, ok := getAttr(n, key)
+	return ok && strings.EqualFold(strings.TrimSpace(v), val)
+}
+
+// classify decides what to do with an element on entry.
+func classify(n *html.Node, inContent bool) kind {
+	if isHidden(n) {
+		return remove
+	}
+	switch n.DataAtom {
+	case atom.Nav, atom.Menu:
+		return removeNav
+	case atom.Dialog, atom.Button, atom.Input, atom.Select, atom.Textarea, atom.Footer:
+		return remove
+	case atom.Aside:
+		if !inContent {
+			return remove
+		}
+	case atom.Header:
+		if !inContent {
+			return checkHeader
+		}
+	}
+	if role, ok := getAttr(n, "role"); ok {
+		switch strings.ToLower(strings.TrimSpace(role)) {
+		case "navigation", "menu", "menubar":
+			return removeNav
+		case "search", "dialog", "alertdialog", "complementary", "contentinfo", "toolbar":
+			return remove
+		case "banner":
+			if !inContent {
+				return checkHeader
+			}
+		}
+	}
+	switch classHint(n) {
+	case hintNav:
+		return removeNav
+	case hintNegative:
+		return remove
+	case hintHeader:
+		if !inContent {
+			return checkHeader
+		}
+	}
+	switch n.DataAtom {
+	case atom.Div, atom.Section, atom.Ul, atom.Ol, atom.Dl, atom.Table, atom.Form, atom.P, atom.Span:
+		return checkLinks
+	}
+	return keep
+}
+
+func isHidden(n *html.Node) bool {
+	for _, a := range n.Attr {
+		switch a.Key {
+		case "hidden":
+			return true
+		case "aria-hidden":
+			if a.Val == "true" {
+				return true
+			}
+		case "style":
+			if strings.Contains(a.Val, "none") || strings.Contains(a.Val, "hidden") {
+				v := strings.ReplaceAll(strings.ToLower(a.Val), " ", "")
+				if strings.Contains(v, "display:none") || strings.Contains(v, "visibility:hidden") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,777 @@
+// Package markdown converts a cleaned golang.org/x/net/html tree into
+// GitHub-flavoured markdown.
+//
+// The converter walks the tree once and appends to a single byte buffer: ATX
+// headings, paragraphs, emphasis, inline code, fenced code blocks, nested
+// lists, blockquotes, links, images, GFM pipe tables, rules and hard breaks.
+// Whitespace is collapsed the way a browser does outside <pre>. It performs no
+// I/O and keeps no state between calls, so it is safe for concurrent use.
+package markdown
+
+import (
+	"bytes"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Base64ImagePlaceholder replaces the URL of a data: image when
+// Options.RemoveBase64Images is set.
+const Base64ImagePlaceholder = "<Base64-Image-Removed>"
+
+const (
+	// maxDepth bounds the recursion of the structured walk; deeper content
+	// is rendered as flat text so that pathological nesting stays linear and
+	// cannot exhaust the stack.
+	maxDepth = 400
+	// maxPrefixDepth bounds how many blockquote/list indentation levels are
+	// reflected in line prefixes, which keeps the output linear in the input.
+	maxPrefixDepth = 24
+)
+
+// Options controls the conversion.
+type Options struct {
+	// RemoveBase64Images replaces the URL of images whose src is a data: URI
+	// with Base64ImagePlaceholder, keeping the alt text.
+	RemoveBase64Images bool
+}
+
+// Convert renders n and its descendants as markdown. n may be a document, an
+// element such as <body>, or any subtree. The error is always nil today; it
+// is kept so that limits can be reported later without an API change.
+func Convert(n *html.Node, opts Options) (string, error) {
+	if n == nil {
+		return "", nil
+	}
+	c := converter{opts: opts}
+	c.out = make([]byte, 0, 4096)
+	c.children(n, 0)
+	return string(trimSpaceBytes(c.out)), nil
+}
+
+// inlineFrame is an inline construct (emphasis, link, heading marker) whose
+// opening marker is written lazily, when its first content arrives, so that
+// empty elements produce nothing.
+type inlineFrame struct {
+	open  string
+	close string
+}
+
+type converter struct {
+	opts Options
+	out  []byte
+
+	prefix       []byte // line prefix: blockquote markers and list indentation
+	prefixLevels int    // nesting levels reflected in prefix
+
+	// item is a list marker waiting for the first line of its item; it is
+	// written after prefix[:itemPrefixLen] instead of the full prefix.
+	item          string
+	itemPrefixLen int
+
+	newlines     int  // line breaks owed before the next content (2 = blank line)
+	blankPrefix  int  // length of the prefix written on owed blank lines
+	pendingSpace bool // a collapsed space owed before the next inline content
+	started      bool // something was written to out
+
+	frames []inlineFrame
+	opened int // frames[:opened] have had their opening marker written
+
+	inline int // >0 inside links, headings and table cells: blocks become spaces
+	inLink int
+}
+
+// block requests a blank line before the next content.
+func (c *converter) block() {
+	if c.inline > 0 {
+		c.pendingSpace = true
+		return
+	}
+	if c.newlines < 2 {
+		c.blankPrefix = len(c.prefix)
+	}
+	c.newlines = 2
+	c.pendingSpace = false
+}
+
+// lineBreak requests a line break before the next content.
+func (c *converter) lineBreak() {
+	if c.inline > 0 {
+		c.pendingSpace = true
+		return
+	}
+	if c.newlines < 1 {
+		c.newlines = 1
+	}
+	c.pendingSpace = false
+}
+
+// startLine writes owed newlines and the prefix of the new line.
+func (c *converter) startLine() {
+	if c.newlines == 0 {
+		return
+	}
+	if c.started {
+		bp := c.prefix
+		if c.blankPrefix < len(bp) {
+			bp = bp[:c.blankPrefix]
+		}
+		bp = bytes.TrimRight(bp, " ")
+		for i := 1; i < c.newlines; i++ {
+			c.out = append(c.out, '\n')
+			c.out = append(c.out, bp...)
+		}
+		c.out = append(c.out, '\n')
+	}
+	if c.item != "" {
+		c.out = append(c.out, c.prefix[:c.itemPrefixLen]...)
+		c.out = append(c.out, c.item...)
+		c.item = ""
+	} else {
+		c.out = append(c.out, c.prefix...)
+	}
+	c.newlines = 0
+	c.pendingSpace = false
+	c.started = true
+}
+
+// beforeContent prepares the buffer for inline content: line start, owed
+// space, and lazily opened inline markers.
+func (c *converter) beforeContent() {
+	if c.newlines > 0 || !c.started {
+		if !c.started && c.newlines == 0 {
+			c.newlines = 1
+		}
+		c.startLine()
+	} else if c.pendingSpace {
+		c.out = append(c.out, ' ')
+	}
+	c.pendingSpace = false
+	for c.opened < len(c.frames) {
+		c.out = append(c.out, c.frames[c.opened].open...)
+		c.opened++
+	}
+}
+
+// atLineStart reports whether the next content starts a markdown line.
+func (c *converter) atLineStart() bool {
+	return c.newlines > 0 || !c.started
+}
+
+func (c *converter) pushFrame(open, close string) {
+	c.frames = append(c.frames, inlineFrame{open: open, close: close})
+}
+
+func (c *converter) popFrame() {
+	i := len(c.frames) - 1
+	if i < c.opened {
+		c.out = append(c.out, c.frames[i].close...)
+		c.opened = i
+	}
+	c.frames = c.frames[:i]
+}
+
+func (c *converter) pushPrefix(p string) bool {
+	if c.prefixLevels >= maxPrefixDepth {
+		return false
+	}
+	c.prefix = append(c.prefix, p...)
+	c.prefixLevels++
+	return true
+}
+
+func (c *converter) popPrefix(n int) {
+	c.prefix = c.prefix[:len(c.prefix)-n]
+	c.prefixLevels--
+}
+
+// text writes a text node, collapsing whitespace and escaping markdown.
+func (c *converter) text(s string) {
+	for len(s) > 0 {
+		// leading whitespace
+		i := 0
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		if i > 0 {
+			if c.started || c.newlines > 0 || len(c.frames) > c.opened {
+				c.pendingSpace = true
+			}
+			s = s[i:]
+			if len(s) == 0 {
+				return
+			}
+		}
+		j := 0
+		for j < len(s) && !isSpace(s[j]) {
+			j++
+		}
+		word := s[:j]
+		s = s[j:]
+		lineStart := c.atLineStart()
+		c.beforeContent()
+		c.out = appendEscaped(c.out, word, lineStart)
+	}
+}
+
+func isSpace(b byte) bool {
+	return b == ' ' || b == '\n' || b == '\t' || b == '\r' || b == '\f'
+}
+
+// appendEscaped appends word (no whitespace inside) escaping the characters
+// that markdown would otherwise interpret.
+func appendEscaped(dst []byte, w string, lineStart bool) []byte {
+	if lineStart && len(w) > 0 {
+		switch w[0] {
+		case '#', '>', '+', '=':
+			dst = append(dst, '\\')
+		case '-':
+			if len(w) == 1 || strings.Trim(w, "-") == "" {
+				dst = append(dst, '\\')
+			}
+		default:
+			if w[0] >= '0' && w[0] <= '9' {
+				k := 0
+				for k < len(w) && w[k] >= '0' && w[k] <= '9' {
+					k++
+				}
+				if k < len(w) && k == len(w)-1 && (w[k] == '.' || w[k] == ')') {
+					dst = append(dst, w[:k]...)
+					dst = append(dst, '\\')
+					w = w[k:]
+				}
+			}
+		}
+	}
+	for i := 0; i < len(w); i++ {
+		b := w[i]
+		switch b {
+		case '\\':
+			if i+1 < len(w) && isPunct(w[i+1]) {
+				dst = append(dst, '\\')
+			}
+		case '*', '`':
+			dst = append(dst, '\\')
+		case '_':
+			if i == 0 || i == len(w)-1 || !isAlnum(w[i-1]) || !isAlnum(w[i+1]) {
+				dst = append(dst, '\\')
+			}
+		case '[', ']':
+			dst = append(dst, '\\')
+		case '<':
+			if i+1 < len(w) && (isAlpha(w[i+1]) || w[i+1] == '/' || w[i+1] == '!') {
+				dst = append(dst, '\\')
+			}
+		case '~':
+			if i+1 < len(w) && w[i+1] == '~' {
+				dst = append(dst, '\\')
+			}
+		case '|':
+			dst = append(dst, '\\')
+		}
+		dst = append(dst, b)
+	}
+	return dst
+}
+
+func isAlpha(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }
+func isAlnum(b byte) bool { return isAlpha(b) || (b >= '0' && b <= '9') || b >= 0x80 }
+func isPunct(b byte) bool {
+	return (b >= '!' && b <= '/') || (b >= ':' && b <= '@') || (b >= '[' && b <= '`') || (b >= '{' && b <= '~')
+}
+
+func (c *converter) children(n *html.Node, depth int) {
+	for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+		c.node(ch, depth+1)
+	}
+}
+
+func (c *converter) node(n *html.Node, depth int) {
+	switch n.Type {
+	case html.TextNode:
+		c.text(n.Data)
+		return
+	case html.DocumentNode:
+		c.children(n, depth)
+		return
+	case html.ElementNode:
+	default:
+		return
+	}
+	if depth > maxDepth {
+		c.flat(n)
+		return
+	}
+	switch n.DataAtom {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Head, atom.Title,
+		atom.Meta, atom.Link, atom.Svg, atom.Math, atom.Iframe, atom.Object, atom.Embed,
+		atom.Select, atom.Option, atom.Textarea, atom.Button, atom.Canvas, atom.Audio,
+		atom.Video, atom.Source, atom.Track, atom.Map, atom.Area, atom.Dialog:
+		return
+	case atom.Input:
+		c.input(n)
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		c.heading(n, depth)
+	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header, atom.Footer,
+		atom.Nav, atom.Aside, atom.Address, atom.Figure, atom.Figcaption, atom.Form,
+		atom.Fieldset, atom.Details, atom.Summary, atom.Dl, atom.Dt, atom.Dd, atom.Center,
+		atom.Hgroup, atom.Body, atom.Html, atom.Legend, atom.Caption, atom.Tbody, atom.Thead,
+		atom.Tfoot, atom.Tr, atom.Frameset, atom.Noframes:
+		c.block()
+		c.children(n, depth)
+		c.block()
+	case atom.Td, atom.Th:
+		c.children(n, depth)
+		c.pendingSpace = true
+	case atom.Br:
+		c.br()
+	case atom.Hr:
+		if c.inline > 0 {
+			c.pendingSpace = true
+			return
+		}
+		c.block()
+		c.beforeContent()
+		c.out = append(c.out, "---"...)
+		c.block()
+	case atom.Em, atom.I, atom.Cite, atom.Dfn, atom.Var:
+		c.wrap(n, depth, "*", "*")
+	case atom.Strong, atom.B:
+		c.wrap(n, depth, "**", "**")
+	case atom.Del, atom.S, atom.Strike:
+		c.wrap(n, depth, "~~", "~~")
+	case atom.Code, atom.Kbd, atom.Samp, atom.Tt:
+		c.inlineCode(n)
+	case atom.Pre:
+		c.pre(n)
+	case atom.A:
+		c.link(n, depth)
+	case atom.Img:
+		c.image(n)
+	case atom.Ul, atom.Ol, atom.Menu:
+		c.list(n, depth)
+	case atom.Li:
+		// An item outside a list: render as a bullet.
+		c.item0(n, depth, "- ")
+	case atom.Blockquote:
+		c.blockquote(n, depth)
+	case atom.Table:
+		c.table(n, depth)
+	default:
+		c.children(n, depth)
+	}
+}
+
+// flat renders a subtree as plain collapsed text without recursion.
+func (c *converter) flat(root *html.Node) {
+	n := root
+	for n != nil {
+		if n.Type == html.TextNode {
+			c.text(n.Data)
+		} else if n.Type == html.ElementNode && skipFlat(n.DataAtom) {
+			// skip subtree
+		} else if n.FirstChild != nil {
+			n = n.FirstChild
+			continue
+		}
+		for n != root && n.NextSibling == nil {
+			n = n.Parent
+		}
+		if n == root {
+			return
+		}
+		n = n.NextSibling
+	}
+}
+
+func skipFlat(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Head, atom.Svg, atom.Math,
+		atom.Select, atom.Textarea, atom.Button, atom.Iframe, atom.Object:
+		return true
+	}
+	return false
+}
+
+func (c *converter) br() {
+	if c.inline > 0 {
+		c.pendingSpace = true
+		return
+	}
+	if !c.started || c.newlines > 0 {
+		return
+	}
+	c.out = append(c.out, "  "...)
+	c.lineBreak()
+}
+
+func (c *converter) wrap(n *html.Node, depth int, open, close string) {
+	c.pushFrame(open, close)
+	c.children(n, depth)
+	c.popFrame()
+}
+
+func (c *converter) heading(n *html.Node, depth int) {
+	if c.inline > 0 {
+		c.wrap(n, depth, "**", "**")
+		return
+	}
+	level := int(n.Data[1] - '0')
+	c.block()
+	c.pushFrame("######"[:level]+" ", "")
+	c.inline++
+	c.children(n, depth)
+	c.inline--
+	c.popFrame()
+	c.block()
+}
+
+func (c *converter) input(n *html.Node) {
+	if !strings.EqualFold(attr(n, "type"), "checkbox") {
+		return
+	}
+	c.beforeContent()
+	if hasAttr(n, "checked") {
+		c.out = append(c.out, "[x]"...)
+	} else {
+		c.out = append(c.out, "[ ]"...)
+	}
+	c.pendingSpace = true
+}
+
+// textContent returns the raw text of a subtree without recursion; <br>
+// becomes a newline.
+func textContent(root *html.Node) string {
+	var b strings.Builder
+	n := root.FirstChild
+	for n != nil {
+		switch {
+		case n.Type == html.TextNode:
+			b.WriteString(n.Data)
+		case n.Type == html.ElementNode && n.DataAtom == atom.Br:
+			b.WriteByte('\n')
+		case n.Type == html.ElementNode && (n.DataAtom == atom.Script || n.DataAtom == atom.Style):
+		case n.FirstChild != nil:
+			n = n.FirstChild
+			continue
+		}
+		for n != root && n.NextSibling == nil {
+			n = n.Parent
+		}
+		if n == root {
+			break
+		}
+		n = n.NextSibling
+	}
+	return b.String()
+}
+
+func (c *converter) inlineCode(n *html.Node) {
+	s := collapse(textContent(n))
+	if s == "" {
+		return
+	}
+	c.beforeContent()
+	fence := backtickFence(s, 1)
+	c.out = append(c.out, fence...)
+	if s[0] == '`' || s[len(s)-1] == '`' {
+		c.out = append(c.out, ' ')
+		c.out = append(c.out, s...)
+		c.out = append(c.out, ' ')
+	} else {
+		c.out = append(c.out, s...)
+	}
+	c.out = append(c.out, fence...)
+}
+
+// collapse collapses runs of HTML whitespace to one space and trims.
+func collapse(s string) string {
+	var b []byte
+	space := false
+	for i := 0; i < len(s); i++ {
+		if isSpace(s[i]) {
+			space = len(b) > 0
+			continue
+		}
+		if space {
+			b = append(b, ' ')
+			space = false
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+// backtickFence returns a run of backticks longer than any run in s and at
+// least min long.
+func backtickFence(s string, min int) string {
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			if run > longest {
+				longest = run
+			}
+		} else {
+			run = 0
+		}
+	}
+	if longest+1 > min {
+		min = longest + 1
+	}
+	return strings.Repeat("`", min)
+}
+
+func (c *converter) pre(n *html.Node) {
+	code := textContent(n)
+	if c.inline > 0 {
+		s := collapse(code)
+		if s != "" {
+			c.beforeContent()
+			f := backtickFence(s, 1)
+			c.out = append(c.out, f...)
+			c.out = append(c.out, s...)
+			c.out = append(c.out, f...)
+		}
+		return
+	}
+	code = strings.TrimPrefix(code, "\n")
+	code = strings.TrimRight(code, " \t\r\n")
+	lang := codeLanguage(n)
+	fence := backtickFence(code, 3)
+	c.block()
+	c.beforeContent()
+	c.out = append(c.out, fence...)
+	c.out = append(c.out, lang...)
+	for code != "" || fence != "" {
+		c.out = append(c.out, '\n')
+		c.out = append(c.out, c.prefix...)
+		if code == "" {
+			break
+		}
+		line := code
+		if i := strings.IndexByte(code, '\n'); i >= 0 {
+			line, code = code[:i], code[i+1:]
+		} else {
+			code = ""
+		}
+		c.out = append(c.out, strings.TrimSuffix(line, "\r")...)
+	}
+	c.out = append(c.out, fence...)
+	c.block()
+}
+
+// codeLanguage reads language-x / lang-x from the class of a <pre> or of its
+// first <code> child.
+func codeLanguage(pre *html.Node) string {
+	if l := langFromClass(attr(pre, "class")); l != "" {
+		return l
+	}
+	for ch := pre.FirstChild; ch != nil; ch = ch.NextSibling {
+		if ch.Type == html.ElementNode && ch.DataAtom == atom.Code {
+			return langFromClass(attr(ch, "class"))
+		}
+	}
+	return ""
+}
+
+func langFromClass(class string) string {
+	for _, f := range strings.Fields(class) {
+		var l string
+		switch {
+		case strings.HasPrefix(f, "language-"):
+			l = f[len("language-"):]
+		case strings.HasPrefix(f, "lang-"):
+			l = f[len("lang-"):]
+		default:
+			continue
+		}
+		if l != "" && !strings.ContainsAny(l, "`~") {
+			return l
+		}
+	}
+	return ""
+}
+
+func (c *converter) link(n *html.Node, depth int) {
+	href := strings.TrimSpace(attr(n, "href"))
+	if c.inLink > 0 || href == "" || hasPrefixFold(href, "javascript:") {
+		c.children(n, depth)
+		return
+	}
+	c.pushFrame("[", "]("+escapeURL(href)+")")
+	c.inline++
+	c.inLink++
+	c.children(n, depth)
+	c.inLink--
+	c.inline--
+	c.popFrame()
+}
+
+func hasPrefixFold(s, p string) bool {
+	return len(s) >= len(p) && strings.EqualFold(s[:len(p)], p)
+}
+
+// escapeURL makes a URL safe inside markdown link parentheses.
+func escapeURL(u string) string {
+	if !strings.ContainsAny(u, " ()<>\n\t") {
+		return u
+	}
+	r := strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "<", "%3C", ">", "%3E", "\n", "", "\t", "")
+	return r.Replace(u)
+}
+
+func (c *converter) image(n *html.Node) {
+	src := strings.TrimSpace(attr(n, "src"))
+	if src == "" {
+		return
+	}
+	if c.opts.RemoveBase64Images && hasPrefixFold(src, "data:") {
+		src = Base64ImagePlaceholder
+	} else {
+		src = escapeURL(src)
+	}
+	alt := collapse(attr(n, "alt"))
+	c.beforeContent()
+	c.out = append(c.out, "!["...)
+	for i := 0; i < len(alt); i++ {
+		if alt[i] == '[' || alt[i] == ']' || alt[i] == '\\' {
+			c.out = append(c.out, '\\')
+		}
+		c.out = append(c.out, alt[i])
+	}
+	c.out = append(c.out, "]("...)
+	c.out = append(c.out, src...)
+	c.out = append(c.out, ')')
+}
+
+func (c *converter) list(n *html.Node, depth int) {
+	if c.inline > 0 {
+		c.children(n, depth)
+		return
+	}
+	ordered := n.DataAtom == atom.Ol
+	num := 1
+	if ordered {
+		if s := attr(n, "start"); s != "" {
+			v := 0
+			for i := 0; i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9'; i++ {
+				v = v*10 + int(s[i]-'0')
+			}
+			if v > 0 {
+				num = v
+			}
+		}
+	}
+	// A list nested in an item starts on the next line; elsewhere it is a
+	// block of its own.
+	if n.Parent != nil && n.Parent.Type == html.ElementNode && n.Parent.DataAtom == atom.Li {
+		c.lineBreak()
+	} else {
+		c.block()
+	}
+	if c.item != "" {
+		c.newlines = 1
+	}
+	for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+		if ch.Type != html.ElementNode || ch.DataAtom != atom.Li {
+			if ch.Type == html.ElementNode {
+				c.node(ch, depth+1)
+			}
+			continue
+		}
+		marker := "- "
+		if ordered {
+			marker = itoa(num) + ". "
+			num++
+		}
+		c.item0(ch, depth+1, marker)
+		if c.newlines < 1 {
+			c.newlines = 1
+		}
+	}
+	c.block()
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	var b [20]byte
+	p := len(b)
+	for i > 0 {
+		p--
+		b[p] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[p:])
+}
+
+func (c *converter) item0(n *html.Node, depth int, marker string) {
+	if c.item != "" {
+		// An empty item followed by another one: write the empty marker.
+		c.startLine()
+		c.newlines = 1
+	}
+	if c.newlines < 1 {
+		c.newlines = 1
+	}
+	c.pendingSpace = false
+	indent := "                    "[:len(marker)]
+	pushed := c.pushPrefix(indent)
+	if pushed {
+		c.itemPrefixLen = len(c.prefix) - len(indent)
+	} else {
+		c.itemPrefixLen = len(c.prefix)
+	}
+	c.item = marker
+	c.children(n, depth)
+	if c.item != "" {
+		// Empty item: drop its marker.
+		c.item = ""
+	}
+	if pushed {
+		c.popPrefix(len(indent))
+	}
+	// Blank lines inside an item are kept; between items a single break.
+	if c.newlines > 1 {
+		c.newlines = 1
+	}
+}
+
+func (c *converter) blockquote(n *html.Node, depth int) {
+	if c.inline > 0 {
+		c.children(n, depth)
+		return
+	}
+	c.block()
+	pushed := c.pushPrefix("> ")
+	c.children(n, depth)
+	if pushed {
+		c.popPrefix(2)
+	}
+	c.block()
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key && a.Namespace == "" {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	for _, a := range n.Attr {
+		if a.Key == key && a.Namespace == "" {
+			return true
+		}
+	}
+	return false
+}
+
+func trimSpaceBytes(b []byte) []byte {
+	return bytes.TrimSpace(b)
+}
