@@ -116,22 +116,20 @@ func isCatalogSibling(k string) bool {
 }
 
 // scrapeRequest validates the top-level members of a scrape body.
-func (v *validator) scrapeRequest(fields map[string]json.RawMessage) scrapeRequest {
+func (v *validator) scrapeRequest(fields jsonObject) scrapeRequest {
 	v.checkKeys(nil, fields, isScrapeRequestKey)
 	origin, integration := v.bookkeeping(nil, fields)
 
 	if present(fields, "catalog") {
 		var mixed []string
-		for k := range fields {
-			if !isCatalogSibling(k) && isScrapeRequestKey(k) && present(fields, k) {
+		for _, f := range fields {
+			k := f.key
+			if !isCatalogSibling(k) && isScrapeRequestKey(k) && present(fields, k) && !slices.Contains(mixed, k) {
 				mixed = append(mixed, k)
+				v.addCustom([]any{k}, codeCustom, msgCatalogCombined)
 			}
 		}
-		slices.Sort(mixed)
-		for _, k := range mixed {
-			v.addCustom([]any{k}, codeCustom, msgCatalogCombined)
-		}
-		calls := v.catalog([]any{"catalog"}, fields["catalog"])
+		calls := v.catalog([]any{"catalog"}, fields.get("catalog"))
 		return scrapeRequest{
 			Options: scrape.Options{Timeout: v.timeout(nil, fields), Origin: origin, Integration: integration},
 			Catalog: calls,
@@ -145,7 +143,7 @@ func (v *validator) scrapeRequest(fields map[string]json.RawMessage) scrapeReque
 }
 
 // bookkeeping reads the origin (default "api") and integration strings.
-func (v *validator) bookkeeping(path []any, m map[string]json.RawMessage) (origin, integration string) {
+func (v *validator) bookkeeping(path []any, m jsonObject) (origin, integration string) {
 	origin = defaultOrigin
 	if s, ok := v.optString(path, m, "origin"); ok {
 		origin = s
@@ -155,17 +153,17 @@ func (v *validator) bookkeeping(path []any, m map[string]json.RawMessage) (origi
 }
 
 // url reads the required url field of m.
-func (v *validator) url(path []any, m map[string]json.RawMessage) string {
+func (v *validator) url(path []any, m jsonObject) string {
 	p := at(path, "url")
 	if !present(m, "url") {
 		v.addCustom(p, codeInvalidType, msgInvalidURL)
 		return ""
 	}
-	if k := kindOf(m["url"]); k != kindString {
+	if k := kindOf(m.get("url")); k != kindString {
 		v.addCustom(p, codeInvalidType, msgInvalidURL)
 		return ""
 	}
-	s, ok := v.str(p, m["url"])
+	s, ok := v.str(p, m.get("url"))
 	if !ok {
 		return ""
 	}
@@ -178,7 +176,7 @@ func (v *validator) url(path []any, m map[string]json.RawMessage) string {
 }
 
 // timeout reads the timeout field (ms, 1000..300000, default 60000).
-func (v *validator) timeout(path []any, m map[string]json.RawMessage) time.Duration {
+func (v *validator) timeout(path []any, m jsonObject) time.Duration {
 	ms, ok := v.optInt(path, m, "timeout", minTimeoutMs, maxTimeoutMs)
 	if !ok {
 		ms = defaultTimeoutMs
@@ -232,10 +230,10 @@ func (v *validator) catalogCall(path []any, raw json.RawMessage) (catalogCall, b
 	c.Options = map[string]any{}
 	if present(m, "options") {
 		p := at(path, "options")
-		if k := kindOf(m["options"]); k != kindObject {
+		if k := kindOf(m.get("options")); k != kindObject {
 			v.typeMismatch(p, "object", k)
 		} else {
-			dec := json.NewDecoder(bytes.NewReader(m["options"]))
+			dec := json.NewDecoder(bytes.NewReader(m.get("options")))
 			dec.UseNumber()
 			if err := dec.Decode(&c.Options); err != nil {
 				v.typeMismatch(p, "object", kindInvalid)
@@ -249,7 +247,7 @@ func (v *validator) catalogCall(path []any, raw json.RawMessage) (catalogCall, b
 // m (an object at path), applying every default. Keys that are not scrape
 // options are ignored here: the caller checks unknown keys, since the set of
 // sibling keys differs between scrape, batch scrape and scrapeOptions.
-func (v *validator) scrapeOptions(path []any, m map[string]json.RawMessage) scrape.Options {
+func (v *validator) scrapeOptions(path []any, m jsonObject) scrape.Options {
 	o := scrape.Options{
 		Formats:            []scrape.Format{{Type: scrape.FormatMarkdown}},
 		OnlyMainContent:    true,
@@ -261,7 +259,7 @@ func (v *validator) scrapeOptions(path []any, m map[string]json.RawMessage) scra
 		Location:           scrape.Location{Country: "US"},
 	}
 	if present(m, "formats") {
-		if f, ok := v.formats(at(path, "formats"), m["formats"]); ok {
+		if f, ok := v.formats(at(path, "formats"), m.get("formats")); ok {
 			o.Formats = f
 		}
 	}
@@ -285,17 +283,17 @@ func (v *validator) scrapeOptions(path []any, m map[string]json.RawMessage) scra
 		timeoutMs = defaultTimeoutMs
 	}
 	if present(m, "parsers") {
-		if p, ok := v.parsers(at(path, "parsers"), m["parsers"]); ok {
+		if p, ok := v.parsers(at(path, "parsers"), m.get("parsers")); ok {
 			o.Parsers = p
 		}
 	}
 	var actionsWaitMs int64
 	actionsOK := true
 	if present(m, "actions") {
-		o.Actions, actionsWaitMs, actionsOK = v.actions(at(path, "actions"), m["actions"])
+		o.Actions, actionsWaitMs, actionsOK = v.actions(at(path, "actions"), m.get("actions"))
 	}
 	if present(m, "location") {
-		o.Location = v.location(at(path, "location"), m["location"])
+		o.Location = v.location(at(path, "location"), m.get("location"))
 	}
 	o.RemoveBase64Images = v.optBool(path, m, "removeBase64Images", true)
 	o.BlockAds = v.optBool(path, m, "blockAds", true)
@@ -306,16 +304,16 @@ func (v *validator) scrapeOptions(path []any, m map[string]json.RawMessage) scra
 	o.StoreInCache = v.optBool(path, m, "storeInCache", true)
 	o.Lockdown = v.optBool(path, m, "lockdown", false)
 	if present(m, "redactPII") {
-		o.RedactPII = v.redactPII(at(path, "redactPII"), m["redactPII"])
+		o.RedactPII = v.redactPII(at(path, "redactPII"), m.get("redactPII"))
 	}
 	if present(m, "profile") {
-		o.Profile = v.profile(at(path, "profile"), m["profile"])
+		o.Profile = v.profile(at(path, "profile"), m.get("profile"))
 	}
 	if present(m, "threatProtection") {
-		o.ThreatProtection = v.threatProtection(at(path, "threatProtection"), m["threatProtection"])
+		o.ThreatProtection = v.threatProtection(at(path, "threatProtection"), m.get("threatProtection"))
 	}
 	if present(m, "auditMetadata") {
-		o.AuditMetadata = v.auditMetadata(at(path, "auditMetadata"), m["auditMetadata"])
+		o.AuditMetadata = v.auditMetadata(at(path, "auditMetadata"), m.get("auditMetadata"))
 	}
 	o.ZeroDataRetention = v.optBool(path, m, "zeroDataRetention", false)
 	o.FastMode = v.optBool(path, m, "fastMode", false)
@@ -364,12 +362,12 @@ func msDuration(ms int64) time.Duration {
 
 // selectorList reads an optional array of CSS selectors (includeTags,
 // excludeTags); every item must compile.
-func (v *validator) selectorList(path []any, m map[string]json.RawMessage, key string) []string {
+func (v *validator) selectorList(path []any, m jsonObject, key string) []string {
 	if !present(m, key) {
 		return nil
 	}
 	p := at(path, key)
-	items, ok := v.array(p, m[key])
+	items, ok := v.array(p, m.get(key))
 	if !ok {
 		return nil
 	}
@@ -389,24 +387,19 @@ func (v *validator) selectorList(path []any, m map[string]json.RawMessage, key s
 }
 
 // headers reads the optional headers object (string values only).
-func (v *validator) headers(path []any, m map[string]json.RawMessage) map[string]string {
+func (v *validator) headers(path []any, m jsonObject) map[string]string {
 	if !present(m, "headers") {
 		return nil
 	}
 	p := at(path, "headers")
-	hm, ok := v.object(p, m["headers"])
+	hm, ok := v.object(p, m.get("headers"))
 	if !ok {
 		return nil
 	}
 	out := make(map[string]string, len(hm))
-	names := make([]string, 0, len(hm))
-	for k := range hm {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
-		if s, ok := v.str(at(p, k), hm[k]); ok {
-			out[k] = s
+	for _, h := range hm {
+		if s, ok := v.str(at(p, h.key), h.raw); ok {
+			out[h.key] = s
 		}
 	}
 	return out
@@ -484,7 +477,7 @@ func (v *validator) formats(path []any, raw json.RawMessage) ([]scrape.Format, b
 
 // format reads one formats item: a type-name string or a format object.
 func (v *validator) format(path []any, raw json.RawMessage) (scrape.Format, bool) {
-	var m map[string]json.RawMessage
+	var m jsonObject
 	var t string
 	switch kindOf(raw) {
 	case kindString:
@@ -503,7 +496,7 @@ func (v *validator) format(path []any, raw json.RawMessage) (scrape.Format, bool
 			v.add(tp, codeInvalidDiscriminator, "Invalid discriminator value. Expected "+formatTypes)
 			return scrape.Format{}, false
 		}
-		if t, ok = v.str(tp, m["type"]); !ok {
+		if t, ok = v.str(tp, m.get("type")); !ok {
 			return scrape.Format{}, false
 		}
 		if _, ok := formatFields(t); !ok {
@@ -526,7 +519,7 @@ func (v *validator) format(path []any, raw json.RawMessage) (scrape.Format, bool
 		f.Modes = []string{}
 		if present(m, "modes") {
 			p := at(path, "modes")
-			if items, ok := v.array(p, m["modes"]); ok {
+			if items, ok := v.array(p, m.get("modes")); ok {
 				for i, item := range items {
 					if s, ok := v.enum(at(p, i), item, "git-diff", "json"); ok {
 						f.Modes = append(f.Modes, s)
@@ -555,25 +548,25 @@ func (v *validator) format(path []any, raw json.RawMessage) (scrape.Format, bool
 }
 
 // optPrompt reads an optional prompt of at most 10000 characters.
-func (v *validator) optPrompt(path []any, m map[string]json.RawMessage, key string) (string, bool) {
+func (v *validator) optPrompt(path []any, m jsonObject, key string) (string, bool) {
 	if !present(m, key) {
 		return "", false
 	}
-	return v.strLen(at(path, key), m[key], 0, maxPromptLen)
+	return v.strLen(at(path, key), m.get(key), 0, maxPromptLen)
 }
 
 // schema reads an optional JSON schema member and normalizes it for the
 // LLM (see normalizeSchema).
-func (v *validator) schema(path []any, m map[string]json.RawMessage) json.RawMessage {
+func (v *validator) schema(path []any, m jsonObject) json.RawMessage {
 	if !present(m, "schema") {
 		return nil
 	}
 	p := at(path, "schema")
-	if k := kindOf(m["schema"]); k != kindObject {
+	if k := kindOf(m.get("schema")); k != kindObject {
 		v.typeMismatch(p, "object", k)
 		return nil
 	}
-	s, ok := normalizeSchema(m["schema"])
+	s, ok := normalizeSchema(m.get("schema"))
 	if !ok {
 		v.addCustom(p, codeCustom, msgSchemalessDict)
 		return nil
@@ -583,7 +576,7 @@ func (v *validator) schema(path []any, m map[string]json.RawMessage) json.RawMes
 
 // screenshotFields reads fullPage, quality and viewport (shared by the
 // screenshot format and the screenshot action).
-func (v *validator) screenshotFields(path []any, m map[string]json.RawMessage) (bool, *int, *scrape.Viewport) {
+func (v *validator) screenshotFields(path []any, m jsonObject) (bool, *int, *scrape.Viewport) {
 	fullPage := v.optBool(path, m, "fullPage", false)
 	var quality *int
 	if q, ok := v.optInt(path, m, "quality", 1, 100); ok {
@@ -593,7 +586,7 @@ func (v *validator) screenshotFields(path []any, m map[string]json.RawMessage) (
 	var vp *scrape.Viewport
 	if present(m, "viewport") {
 		p := at(path, "viewport")
-		if vm, ok := v.object(p, m["viewport"]); ok {
+		if vm, ok := v.object(p, m.get("viewport")); ok {
 			v.checkKeys(p, vm, keysIn("width", "height"))
 			w, wok := v.reqInt(p, vm, "width", 1, maxViewportWidth)
 			h, hok := v.reqInt(p, vm, "height", 1, maxViewportHeight)
@@ -606,22 +599,22 @@ func (v *validator) screenshotFields(path []any, m map[string]json.RawMessage) (
 }
 
 // reqInt reads a required integer field within [lo, hi].
-func (v *validator) reqInt(path []any, m map[string]json.RawMessage, key string, lo, hi int64) (int64, bool) {
+func (v *validator) reqInt(path []any, m jsonObject, key string, lo, hi int64) (int64, bool) {
 	if !present(m, key) {
 		v.required(at(path, key), "integer")
 		return 0, false
 	}
-	return v.integer(at(path, key), m[key], lo, hi)
+	return v.integer(at(path, key), m.get(key), lo, hi)
 }
 
 // attributeSelectors reads the required selectors of an attributes format.
-func (v *validator) attributeSelectors(path []any, m map[string]json.RawMessage) []scrape.AttributeSelector {
+func (v *validator) attributeSelectors(path []any, m jsonObject) []scrape.AttributeSelector {
 	if !present(m, "selectors") {
 		v.required(at(path, "selectors"), "array")
 		return nil
 	}
 	p := at(path, "selectors")
-	items, ok := v.array(p, m["selectors"])
+	items, ok := v.array(p, m.get("selectors"))
 	if !ok {
 		return nil
 	}
@@ -667,12 +660,12 @@ func (v *validator) parsers(path []any, raw json.RawMessage) ([]scrape.Parser, b
 			out = append(out, scrape.Parser{Type: "pdf", Mode: "auto"})
 		case kindObject:
 			pm, _ := v.object(ip, item)
-			if !present(pm, "type") || kindOf(pm["type"]) != kindString {
+			if !present(pm, "type") || kindOf(pm.get("type")) != kindString {
 				// Not a parser object at all (e.g. {pdf:true}): one issue.
 				v.add(ip, codeInvalidUnion, "Invalid parser. Expected 'pdf' or a parser object")
 				continue
 			}
-			if _, ok := v.enum(at(ip, "type"), pm["type"], "pdf"); !ok {
+			if _, ok := v.enum(at(ip, "type"), pm.get("type"), "pdf"); !ok {
 				continue
 			}
 			v.checkKeys(ip, pm, keysIn("type", "mode", "maxPages", "pages", "blocks", "pageMarkers", "pageMarkdown"))
@@ -762,7 +755,7 @@ func (v *validator) action(path []any, raw json.RawMessage) (scrape.Action, bool
 		v.add(tp, codeInvalidDiscriminator, "Invalid discriminator value. Expected "+actionTypes)
 		return scrape.Action{}, false
 	}
-	t, ok := v.str(tp, m["type"])
+	t, ok := v.str(tp, m.get("type"))
 	if !ok {
 		return scrape.Action{}, false
 	}
@@ -782,7 +775,7 @@ func (v *validator) action(path []any, raw json.RawMessage) (scrape.Action, bool
 			break
 		}
 		if hasMs {
-			ms, _ := v.integer(at(path, "milliseconds"), m["milliseconds"], 1, maxActionsWaitMs)
+			ms, _ := v.integer(at(path, "milliseconds"), m.get("milliseconds"), 1, maxActionsWaitMs)
 			a.Milliseconds = int(ms)
 		} else {
 			a.Selector, _ = v.reqString(path, m, "selector", 1, math.MaxInt)
@@ -808,7 +801,7 @@ func (v *validator) action(path []any, raw json.RawMessage) (scrape.Action, bool
 		a.Scale = 1
 		if present(m, "scale") {
 			p := at(path, "scale")
-			if s, ok := v.number(p, m["scale"]); ok {
+			if s, ok := v.number(p, m.get("scale")); ok {
 				if s > 0 && !math.IsInf(s, 0) {
 					a.Scale = s
 				} else {
@@ -836,7 +829,7 @@ func (v *validator) location(path []any, raw json.RawMessage) scrape.Location {
 		}
 	}
 	if present(m, "languages") {
-		loc.Languages, _ = v.stringList(at(path, "languages"), m["languages"], math.MaxInt)
+		loc.Languages, _ = v.stringList(at(path, "languages"), m.get("languages"), math.MaxInt)
 	}
 	return loc
 }
@@ -869,7 +862,7 @@ func (v *validator) redactPII(path []any, raw json.RawMessage) *scrape.RedactPII
 	}
 	if present(m, "entities") {
 		p := at(path, "entities")
-		if items, ok := v.array(p, m["entities"]); ok {
+		if items, ok := v.array(p, m.get("entities")); ok {
 			r.Entities = make([]string, 0, len(items))
 			for i, item := range items {
 				if s, ok := v.enum(at(p, i), item, piiEntities()...); ok {
@@ -914,18 +907,18 @@ func (v *validator) threatProtection(path []any, raw json.RawMessage) *scrape.Th
 	tp.Blacklist = v.domainList(path, m, "blacklist")
 	tp.Whitelist = v.domainList(path, m, "whitelist")
 	if present(m, "blockedTlds") {
-		tp.BlockedTLDs, _ = v.stringList(at(path, "blockedTlds"), m["blockedTlds"], maxThreatListLen)
+		tp.BlockedTLDs, _ = v.stringList(at(path, "blockedTlds"), m.get("blockedTlds"), maxThreatListLen)
 	}
 	return tp
 }
 
 // domainList reads a list of at most 1000 bare hosts or *.host globs.
-func (v *validator) domainList(path []any, m map[string]json.RawMessage, key string) []string {
+func (v *validator) domainList(path []any, m jsonObject, key string) []string {
 	if !present(m, key) {
 		return nil
 	}
 	p := at(path, key)
-	list, ok := v.stringList(p, m[key], maxThreatListLen)
+	list, ok := v.stringList(p, m.get(key), maxThreatListLen)
 	if !ok {
 		return nil
 	}

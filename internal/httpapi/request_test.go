@@ -114,9 +114,13 @@ func TestDecodeScrapeRequestOK(t *testing.T) {
 				o.Formats = []scrape.Format{{Type: "question", Question: "why?"}, {Type: "highlights", Query: "q"}, {Type: "query", Prompt: "p", Mode: "freeform"}}
 			}},
 		{name: "query directQuote", body: with(`"formats":[{"type":"query","prompt":"p","mode":"directQuote"}]`),
-			want: func(o *scrape.Options) { o.Formats = []scrape.Format{{Type: "query", Prompt: "p", Mode: "directQuote"}} }},
+			want: func(o *scrape.Options) {
+				o.Formats = []scrape.Format{{Type: "query", Prompt: "p", Mode: "directQuote"}}
+			}},
 		{name: "prompt of 10000 chars", body: with(`"formats":[{"type":"json","prompt":"` + strings.Repeat("é", 10000) + `"}]`),
-			want: func(o *scrape.Options) { o.Formats = []scrape.Format{{Type: "json", Prompt: strings.Repeat("é", 10000)}} }},
+			want: func(o *scrape.Options) {
+				o.Formats = []scrape.Format{{Type: "json", Prompt: strings.Repeat("é", 10000)}}
+			}},
 		{name: "booleans", body: with(`"onlyMainContent":false,"onlyCleanContent":true,"mobile":true,"removeBase64Images":false,"blockAds":false,"zeroDataRetention":true,"fastMode":true,"domainTools":true`),
 			want: func(o *scrape.Options) {
 				o.OnlyMainContent, o.OnlyCleanContent, o.Mobile = false, true, true
@@ -168,7 +172,9 @@ func TestDecodeScrapeRequestOK(t *testing.T) {
 				o.Parsers = []scrape.Parser{{Type: "pdf", Mode: "ocr", MaxPages: 10000, Blocks: true, PageMarkers: true}}
 			}},
 		{name: "parser pageMarkdown alias", body: with(`"parsers":[{"type":"pdf","pageMarkdown":true,"maxPages":1}]`),
-			want: func(o *scrape.Options) { o.Parsers = []scrape.Parser{{Type: "pdf", Mode: "auto", MaxPages: 1, Pages: true}} }},
+			want: func(o *scrape.Options) {
+				o.Parsers = []scrape.Parser{{Type: "pdf", Mode: "auto", MaxPages: 1, Pages: true}}
+			}},
 		{name: "every action", body: with(`"actions":[{"type":"wait","milliseconds":500},{"type":"wait","selector":"#ready"},` +
 			`{"type":"click","selector":"button","all":true},{"type":"write","text":"hi"},{"type":"press","key":"Enter"},` +
 			`{"type":"scroll"},{"type":"scroll","direction":"up","selector":".list"},{"type":"scrape"},` +
@@ -200,7 +206,9 @@ func TestDecodeScrapeRequestOK(t *testing.T) {
 				o.SkipTLSVerification, o.StoreInCache = false, false
 			}},
 		{name: "location normalized", body: with(`"location":{"country":"de","languages":["de-DE","en"]}`),
-			want: func(o *scrape.Options) { o.Location = scrape.Location{Country: "DE", Languages: []string{"de-DE", "en"}} }},
+			want: func(o *scrape.Options) {
+				o.Location = scrape.Location{Country: "DE", Languages: []string{"de-DE", "en"}}
+			}},
 		{name: "location us-generic", body: with(`"location":{"country":"us-generic"}`),
 			want: func(o *scrape.Options) { o.Location = scrape.Location{Country: "US-GENERIC"} }},
 		{name: "location empty object", body: with(`"location":{}`), want: func(*scrape.Options) {}},
@@ -223,7 +231,9 @@ func TestDecodeScrapeRequestOK(t *testing.T) {
 					Entities: []string{"PERSON", "EMAIL", "PHONE", "LOCATION", "FINANCIAL", "SECRET"}}
 			}},
 		{name: "profile defaults saveChanges", body: with(`"profile":{"name":"` + strings.Repeat("n", 128) + `"}`),
-			want: func(o *scrape.Options) { o.Profile = &scrape.Profile{Name: strings.Repeat("n", 128), SaveChanges: true} }},
+			want: func(o *scrape.Options) {
+				o.Profile = &scrape.Profile{Name: strings.Repeat("n", 128), SaveChanges: true}
+			}},
 		{name: "profile saveChanges false", body: with(`"profile":{"name":"p","saveChanges":false}`),
 			want: func(o *scrape.Options) { o.Profile = &scrape.Profile{Name: "p"} }},
 		{name: "threatProtection", body: with(`"threatProtection":{"mode":"normal","riskScoreThreshold":0,"blacklist":["evil.com","*.bad.org"],"whitelist":[],"blockedTlds":["zip"],"failurePolicy":"closed"}`),
@@ -333,7 +343,7 @@ func TestDecodeScrapeRequestErrors(t *testing.T) {
 
 		// Unknown keys everywhere.
 		{name: "unknown top-level keys", body: with(`"zeta":1,"alpha":2`), msg: unrec,
-			details: []string{"alpha: unrecognized_keys", "zeta: unrecognized_keys"}},
+			details: []string{"zeta: unrecognized_keys", "alpha: unrecognized_keys"}},
 		{name: "unknown key in format", body: with(`"formats":[{"type":"markdown","x":1}]`), msg: unrec,
 			details: []string{"formats.0.x: unrecognized_keys"}},
 		{name: "unknown key in json format", body: with(`"formats":[{"type":"json","prompt":"p","schemaa":{}}]`), msg: unrec,

@@ -57,7 +57,7 @@ func errInvalidJSON(cause error) *Error {
 // raw members. A body over the router's limit becomes 413; anything that is
 // not exactly one JSON object (malformed, trailing garbage, an array, null)
 // becomes 400 BAD_REQUEST_INVALID_JSON.
-func readJSONObject(r io.Reader) (map[string]json.RawMessage, *Error) {
+func readJSONObject(r io.Reader) (jsonObject, *Error) {
 	body, err := io.ReadAll(r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -69,11 +69,197 @@ func readJSONObject(r io.Reader) (map[string]json.RawMessage, *Error) {
 	if kindOf(body) != kindObject {
 		return nil, errInvalidJSON(errors.New("httpapi: body is not a JSON object"))
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, errInvalidJSON(err)
+	if !json.Valid(body) {
+		return nil, errInvalidJSON(errors.New("httpapi: malformed JSON"))
+	}
+	fields, ok := splitObject(body)
+	if !ok {
+		return nil, errInvalidJSON(errors.New("httpapi: body is not a JSON object"))
 	}
 	return fields, nil
+}
+
+// jsonObject is a JSON object split into its members, in body order. The
+// values are slices of the (already validated) request body.
+type jsonObject []jsonMember
+
+// jsonMember is one member of a jsonObject.
+type jsonMember struct {
+	key string
+	raw json.RawMessage
+}
+
+// get returns the raw value of key, nil when absent. As with encoding/json,
+// the last of duplicate keys wins.
+func (o jsonObject) get(key string) json.RawMessage {
+	for i := len(o) - 1; i >= 0; i-- {
+		if o[i].key == key {
+			return o[i].raw
+		}
+	}
+	return nil
+}
+
+// The splitters below walk JSON that json.Valid has accepted, so they only
+// find value boundaries; every index is still bounds-checked so that a bug
+// cannot panic.
+
+// skipSpace returns the index of the first non-space byte at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string literal starting at i.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just past the value starting at i, or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				if i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// unquote decodes the string literal lit.
+func unquote(lit []byte) (string, bool) {
+	if len(lit) >= 2 && bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit) {
+		return string(lit[1 : len(lit)-1]), true
+	}
+	var s string
+	if err := json.Unmarshal(lit, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// splitObject splits a valid JSON object into its members.
+func splitObject(b []byte) (jsonObject, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	out := make(jsonObject, 0, 8)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return out, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil, false
+		}
+		end := skipString(b, i)
+		if end < 0 {
+			return nil, false
+		}
+		key, ok := unquote(b[i:end])
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+		end = skipValue(b, i)
+		if end < 0 {
+			return nil, false
+		}
+		out = append(out, jsonMember{key: key, raw: b[i:end]})
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return out, skipSpace(b, i+1) == len(b)
+		default:
+			return nil, false
+		}
+	}
+}
+
+// splitArray splits a valid JSON array into its items.
+func splitArray(b []byte) ([]json.RawMessage, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return nil, false
+	}
+	out := make([]json.RawMessage, 0, 4)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return out, skipSpace(b, i+1) == len(b)
+	}
+	for {
+		end := skipValue(b, i)
+		if end < 0 {
+			return nil, false
+		}
+		out = append(out, b[i:end])
+		i = skipSpace(b, end)
+		if i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case ']':
+			return out, skipSpace(b, i+1) == len(b)
+		default:
+			return nil, false
+		}
+	}
 }
 
 // validator collects validation issues: one FieldError per failing field,
@@ -178,9 +364,9 @@ func kindOf(raw []byte) jsonKind {
 
 // present reports whether key is in m with a non-null value. null is treated
 // like an absent field everywhere.
-func present(m map[string]json.RawMessage, key string) bool {
-	raw, ok := m[key]
-	return ok && kindOf(raw) != kindNull
+func present(m jsonObject, key string) bool {
+	raw := m.get(key)
+	return raw != nil && kindOf(raw) != kindNull
 }
 
 // typeMismatch records that the value at path has the wrong JSON type.
@@ -193,18 +379,13 @@ func (v *validator) required(path []any, want string) {
 	v.add(path, codeInvalidType, "Required (expected "+want+")")
 }
 
-// checkKeys reports every key of m that allowed rejects, in sorted order, with
+// checkKeys reports every key of m that allowed rejects, in body order, with
 // the contract's "Unrecognized key" message.
-func (v *validator) checkKeys(path []any, m map[string]json.RawMessage, allowed func(string) bool) {
-	var unknown []string
-	for k := range m {
-		if !allowed(k) {
-			unknown = append(unknown, k)
+func (v *validator) checkKeys(path []any, m jsonObject, allowed func(string) bool) {
+	for _, f := range m {
+		if !allowed(f.key) {
+			v.addCustom(at(path, f.key), codeUnrecognizedKeys, msgUnrecognized)
 		}
-	}
-	slices.Sort(unknown)
-	for _, k := range unknown {
-		v.addCustom(at(path, k), codeUnrecognizedKeys, msgUnrecognized)
 	}
 }
 
@@ -214,13 +395,13 @@ func keysIn(names ...string) func(string) bool {
 }
 
 // object decodes raw as a JSON object; a wrong type is recorded at path.
-func (v *validator) object(path []any, raw json.RawMessage) (map[string]json.RawMessage, bool) {
+func (v *validator) object(path []any, raw json.RawMessage) (jsonObject, bool) {
 	if k := kindOf(raw); k != kindObject {
 		v.typeMismatch(path, "object", k)
 		return nil, false
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	m, ok := splitObject(raw)
+	if !ok {
 		v.add(path, codeInvalidType, "Expected object")
 		return nil, false
 	}
@@ -233,8 +414,8 @@ func (v *validator) array(path []any, raw json.RawMessage) ([]json.RawMessage, b
 		v.typeMismatch(path, "array", k)
 		return nil, false
 	}
-	var a []json.RawMessage
-	if err := json.Unmarshal(raw, &a); err != nil {
+	a, ok := splitArray(raw)
+	if !ok {
 		v.add(path, codeInvalidType, "Expected array")
 		return nil, false
 	}
@@ -417,36 +598,36 @@ func (v *validator) stringList(path []any, raw json.RawMessage, hi int) ([]strin
 // They return the zero value and false when the field is absent or invalid;
 // invalid values are recorded.
 
-func (v *validator) optBool(path []any, m map[string]json.RawMessage, key string, def bool) bool {
+func (v *validator) optBool(path []any, m jsonObject, key string, def bool) bool {
 	if !present(m, key) {
 		return def
 	}
-	b, ok := v.boolean(at(path, key), m[key])
+	b, ok := v.boolean(at(path, key), m.get(key))
 	if !ok {
 		return def
 	}
 	return b
 }
 
-func (v *validator) optInt(path []any, m map[string]json.RawMessage, key string, lo, hi int64) (int64, bool) {
+func (v *validator) optInt(path []any, m jsonObject, key string, lo, hi int64) (int64, bool) {
 	if !present(m, key) {
 		return 0, false
 	}
-	return v.integer(at(path, key), m[key], lo, hi)
+	return v.integer(at(path, key), m.get(key), lo, hi)
 }
 
-func (v *validator) optString(path []any, m map[string]json.RawMessage, key string) (string, bool) {
+func (v *validator) optString(path []any, m jsonObject, key string) (string, bool) {
 	if !present(m, key) {
 		return "", false
 	}
-	return v.str(at(path, key), m[key])
+	return v.str(at(path, key), m.get(key))
 }
 
-func (v *validator) optEnum(path []any, m map[string]json.RawMessage, key, def string, allowed ...string) string {
+func (v *validator) optEnum(path []any, m jsonObject, key, def string, allowed ...string) string {
 	if !present(m, key) {
 		return def
 	}
-	s, ok := v.enum(at(path, key), m[key], allowed...)
+	s, ok := v.enum(at(path, key), m.get(key), allowed...)
 	if !ok {
 		return def
 	}
@@ -454,12 +635,12 @@ func (v *validator) optEnum(path []any, m map[string]json.RawMessage, key, def s
 }
 
 // reqString reads a required string field of lo..hi characters.
-func (v *validator) reqString(path []any, m map[string]json.RawMessage, key string, lo, hi int) (string, bool) {
+func (v *validator) reqString(path []any, m jsonObject, key string, lo, hi int) (string, bool) {
 	if !present(m, key) {
 		v.required(at(path, key), "string")
 		return "", false
 	}
-	return v.strLen(at(path, key), m[key], lo, hi)
+	return v.strLen(at(path, key), m.get(key), lo, hi)
 }
 
 // normalizeURL applies the contract's URL rules: a scheme-less string gets
