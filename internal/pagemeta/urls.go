@@ -19,13 +19,20 @@ func (w *walker) images(base *url.URL) []string {
 func resolveAll(base *url.URL, raws []string, mailto bool) []string {
 	out := make([]string, 0, len(raws))
 	seen := make(map[string]struct{}, len(raws))
+	// Pages repeat the same href many times; resolve each spelling once.
+	done := make(map[string]struct{}, len(raws))
+	prefix := originPrefix(base)
 	for _, raw := range raws {
+		if _, ok := done[raw]; ok {
+			continue
+		}
+		done[raw] = struct{}{}
 		var s string
 		var ok bool
 		if mailto && hasSchemeFold(strings.TrimSpace(raw), "mailto") {
 			s = cleanURL(raw)
 			ok = len(s) > len("mailto:")
-		} else {
+		} else if s, ok = fastResolve(prefix, raw); !ok {
 			s, ok = resolveHTTP(base, raw)
 		}
 		if !ok {
@@ -38,6 +45,82 @@ func resolveAll(base *url.URL, raws []string, mailto bool) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// originPrefix is how resolveHTTP serialises base's scheme and host, so
+// that an absolute-path reference "/p" resolves to prefix+"/p"; "" when
+// base cannot serve the fast path.
+func originPrefix(base *url.URL) string {
+	if base == nil || base.User != nil {
+		return ""
+	}
+	root, ok := resolveHTTP(base, "/")
+	if !ok || !strings.HasSuffix(root, "/") {
+		return ""
+	}
+	return root[:len(root)-1]
+}
+
+// fastResolve handles the common shapes without url.Parse: absolute
+// http(s) URLs and absolute-path references made only of characters that
+// net/url serialises verbatim, with a lower-case host, a path and no dot
+// segments. Its result always equals resolveHTTP's; ok is false when the
+// reference needs the full parser.
+func fastResolve(prefix, raw string) (string, bool) {
+	if !plainURL(raw) {
+		return "", false
+	}
+	// net/url drops an empty fragment and escapes a second '#'.
+	if h := strings.IndexByte(raw, '#'); h >= 0 && (h == len(raw)-1 || strings.IndexByte(raw[h+1:], '#') >= 0) {
+		return "", false
+	}
+	var rest string
+	switch {
+	case strings.HasPrefix(raw, "https://"):
+		rest = raw[len("https://"):]
+	case strings.HasPrefix(raw, "http://"):
+		rest = raw[len("http://"):]
+	case len(raw) > 0 && raw[0] == '/' && (len(raw) == 1 || raw[1] != '/') && prefix != "":
+		if strings.Contains(raw, "/.") {
+			return "", false
+		}
+		return prefix + raw, true
+	default:
+		return "", false
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash <= 0 {
+		return "", false // no path (needs "/"), or empty host
+	}
+	host := rest[:slash]
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
+			return "", false // upper case, port, userinfo, query or fragment
+		}
+	}
+	if strings.Contains(rest[slash:], "/.") {
+		return "", false
+	}
+	return raw, true
+}
+
+// plainURL reports whether s consists only of characters that net/url
+// keeps unchanged in every URL component.
+func plainURL(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~:/?#@!$&'()*+,;=", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // resolveHTTP resolves raw against base and returns the absolute URL when
