@@ -149,11 +149,13 @@ func keepMatching(root *html.Node, gs []cascadia.SelectorGroup) {
 		}
 		n = next(n, root, false)
 	}
+	for _, k := range keep {
+		k.Parent.RemoveChild(k)
+	}
 	for root.FirstChild != nil {
 		root.RemoveChild(root.FirstChild)
 	}
 	for _, k := range keep {
-		k.Parent.RemoveChild(k)
 		root.AppendChild(k)
 	}
 }
