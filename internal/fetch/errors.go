@@ -45,7 +45,11 @@ func classify(ctx context.Context, err error) error {
 	}
 	for _, s := range []error{ErrBlocked, ErrTooManyRedirects, ErrInvalidURL} {
 		if errors.Is(err, s) {
-			return fmt.Errorf("fetch: %w", unwrapURLError(err))
+			inner := unwrapURLError(err)
+			if strings.HasPrefix(inner.Error(), "fetch: ") {
+				return inner // already ours, from CheckRedirect
+			}
+			return fmt.Errorf("%w: %w", s, inner)
 		}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {

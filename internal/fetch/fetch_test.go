@@ -292,6 +292,7 @@ func TestDoGuard(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, err := c.Do(testCtx(t, 5*time.Second), Request{URL: tt.url})
+			t.Logf("err: %v", err)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -528,6 +529,7 @@ func TestDoTimeouts(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
 			_, err := c.Do(testCtx(t, 300*time.Millisecond), Request{URL: srv.URL + path})
+			t.Logf("err: %v", err)
 			if !errors.Is(err, ErrTimeout) {
 				t.Fatalf("err = %v, want ErrTimeout", err)
 			}
@@ -588,6 +590,7 @@ func TestDoErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			resp, err := c.Do(testCtx(t, 5*time.Second), tt.req)
+			t.Logf("err: %v", err)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
