@@ -243,10 +243,29 @@ func (v *validator) catalogCall(path []any, raw json.RawMessage) (catalogCall, b
 	return c, len(v.details) == n
 }
 
+// nestedScrapeOptions validates a standalone scrape options object, such as
+// crawl's or search's scrapeOptions member at path: unknown keys are
+// rejected and every default applied. (Search, whose formats default to []
+// = do not scrape, overrides Formats when the member has no formats.)
+func (v *validator) nestedScrapeOptions(path []any, raw json.RawMessage) scrape.Options {
+	m, ok := v.object(path, raw)
+	if !ok {
+		return v.scrapeOptions(path, nil)
+	}
+	v.checkKeys(path, m, isScrapeOptionKey)
+	return v.scrapeOptions(path, m)
+}
+
 // scrapeOptions reads and validates the scrape options among the members of
 // m (an object at path), applying every default. Keys that are not scrape
 // options are ignored here: the caller checks unknown keys, since the set of
 // sibling keys differs between scrape, batch scrape and scrapeOptions.
+//
+// Notes on choices the contract leaves open: minAge 0 is kept as given
+// (MinAge points at 0, "cache only, any age is acceptable"); maxAge and
+// minAge beyond time.Duration's range are clamped; a changeTracking format
+// raises waitFor to 5000 ms after the waitFor rules were checked on the value
+// sent; location "us-generic" becomes "US-GENERIC".
 func (v *validator) scrapeOptions(path []any, m jsonObject) scrape.Options {
 	o := scrape.Options{
 		Formats:            []scrape.Format{{Type: scrape.FormatMarkdown}},
@@ -775,7 +794,8 @@ func (v *validator) action(path []any, raw json.RawMessage) (scrape.Action, bool
 			break
 		}
 		if hasMs {
-			ms, _ := v.integer(at(path, "milliseconds"), m.get("milliseconds"), 1, maxActionsWaitMs)
+			// No bound of its own: the total wait budget reports it.
+			ms, _ := v.integer(at(path, "milliseconds"), m.get("milliseconds"), 1, math.MaxInt32)
 			a.Milliseconds = int(ms)
 		} else {
 			a.Selector, _ = v.reqString(path, m, "selector", 1, math.MaxInt)

@@ -431,6 +431,10 @@ func TestDecodeScrapeRequestErrors(t *testing.T) {
 			details: []string{"formats.0.query: too_big"}},
 		{name: "query format mode enum", body: with(`"formats":[{"type":"query","prompt":"p","mode":"exact"}]`), msg: bad,
 			details: []string{"formats.0.mode: invalid_enum_value"}},
+		{name: "query format prompt too long", body: with(`"formats":[{"type":"query","prompt":"` + strings.Repeat("p", 10001) + `"}]`), msg: bad,
+			details: []string{"formats.0.prompt: too_big"}},
+		{name: "changeTracking prompt too long", body: with(`"formats":["markdown",{"type":"changeTracking","prompt":"` + strings.Repeat("p", 10001) + `"}]`), msg: bad,
+			details: []string{"formats.1.prompt: too_big"}},
 		{name: "query format prompt required", body: with(`"formats":[{"type":"query"}]`), msg: bad,
 			details: []string{"formats.0.prompt: invalid_type"}},
 		{name: "changeTracking modes enum", body: with(`"formats":["markdown",{"type":"changeTracking","modes":["diff"]}]`), msg: bad,
@@ -501,6 +505,8 @@ func TestDecodeScrapeRequestErrors(t *testing.T) {
 			msg: msgActionsWaitTotal, details: []string{"actions: custom"}},
 		{name: "selector waits count 1000 each", body: with(`"actions":[{"type":"wait","milliseconds":58001},{"type":"wait","selector":"a"},{"type":"wait","selector":"b"}]`),
 			msg: msgActionsWaitTotal, details: []string{"actions: custom"}},
+		{name: "one long wait hits the total", body: with(`"actions":[{"type":"wait","milliseconds":60001}]`),
+			msg: msgActionsWaitTotal, details: []string{"actions: custom"}},
 		{name: "wait needs one form", body: with(`"actions":[{"type":"wait"}]`), msg: msgWaitForm, details: []string{"actions.0: custom"}},
 		{name: "wait not both forms", body: with(`"actions":[{"type":"wait","milliseconds":5,"selector":"a"}]`), msg: msgWaitForm, details: []string{"actions.0: custom"}},
 		{name: "wait milliseconds min", body: with(`"actions":[{"type":"wait","milliseconds":0}]`), msg: bad, details: []string{"actions.0.milliseconds: too_small"}},
@@ -558,6 +564,8 @@ func TestDecodeScrapeRequestErrors(t *testing.T) {
 		{name: "catalog call fields", body: `{"catalog":[{"provider":"","capability":"` + strings.Repeat("c", 201) + `","options":[]},{"capability":"x"},5]}`,
 			msg: bad, details: []string{"catalog.0.provider: too_small", "catalog.0.capability: too_big", "catalog.0.options: invalid_type",
 				"catalog.1.provider: invalid_type", "catalog.2: invalid_type"}},
+		{name: "catalog provider too long capability empty", body: `{"catalog":{"provider":"` + strings.Repeat("p", 201) + `","capability":""}}`,
+			msg: bad, details: []string{"catalog.provider: too_big", "catalog.capability: too_small"}},
 		{name: "catalog timeout bounds", body: `{"catalog":{"provider":"a","capability":"b"},"timeout":999}`, msg: bad,
 			details: []string{"timeout: too_small"}},
 		{name: "catalog unknown key", body: `{"catalog":{"provider":"a","capability":"b"},"foo":1}`, msg: unrec,
@@ -651,5 +659,47 @@ func BenchmarkDecodeScrapeRequest(b *testing.B) {
 		if _, err := decodeScrapeRequest(strings.NewReader(string(body))); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestValidateNestedScrapeOptions(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		raw     string
+		want    func(o *scrape.Options)
+		details []string
+	}{
+		{name: "defaults", raw: `{}`, want: func(*scrape.Options) {}},
+		{name: "fields", raw: `{"formats":["html"],"timeout":2000}`, want: func(o *scrape.Options) {
+			o.Formats = []scrape.Format{{Type: "html"}}
+			o.Timeout = 2 * time.Second
+		}},
+		{name: "url is not a scrape option", raw: `{"url":"a.com","formats":[1]}`, want: func(*scrape.Options) {},
+			details: []string{"scrapeOptions.url: unrecognized_keys", "scrapeOptions.formats.0: invalid_type"}},
+		{name: "not an object", raw: `[]`, want: func(*scrape.Options) {}, details: []string{"scrapeOptions: invalid_type"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var v validator
+			got := v.nestedScrapeOptions([]any{"scrapeOptions"}, json.RawMessage(tt.raw))
+			var err error
+			if e := v.err(); e != nil {
+				err = e
+			}
+			if diff := cmp.Diff(tt.details, errDetails(err)); diff != "" {
+				t.Errorf("details mismatch (-want +got):\n%s", diff)
+			}
+			if v.failed() {
+				return
+			}
+			want := defaultOptions("")
+			want.Origin = ""
+			tt.want(&want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("nestedScrapeOptions mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
