@@ -342,6 +342,8 @@ func TestPublicAddr(t *testing.T) {
 		{"::ffff:127.0.0.1", false},
 		{"::ffff:10.0.0.1", false},
 		{"::ffff:8.8.8.8", true},
+		{"::127.0.0.1", false},
+		{"fec0::1", false},
 		{"64:ff9b::a00:1", false},  // NAT64 of 10.0.0.1
 		{"64:ff9b::808:808", true}, // NAT64 of 8.8.8.8
 	}
@@ -627,4 +629,94 @@ func BenchmarkDo20KB(b *testing.B) {
 			_ = resp.Text()
 		}
 	})
+}
+
+func TestDoCompressionPoolReuseAndDamage(t *testing.T) {
+	t.Parallel()
+	page := strings.Repeat("<li>pooled decoder</li>", 500)
+	bodies := map[string][]byte{}
+	var b bytes.Buffer
+	gw := gzip.NewWriter(&b)
+	io.WriteString(gw, page)
+	gw.Close()
+	bodies["gzip"] = bytes.Clone(b.Bytes())
+	b.Reset()
+	zw := zlib.NewWriter(&b)
+	io.WriteString(zw, page)
+	zw.Close()
+	bodies["deflate-zlib"] = bytes.Clone(b.Bytes())
+	b.Reset()
+	fw, _ := flate.NewWriter(&b, flate.BestSpeed)
+	io.WriteString(fw, page)
+	fw.Close()
+	bodies["deflate-raw"] = bytes.Clone(b.Bytes())
+	b.Reset()
+	bw := brotli.NewWriter(&b)
+	io.WriteString(bw, page)
+	bw.Close()
+	bodies["br"] = bytes.Clone(b.Bytes())
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/")
+		enc, _, _ := strings.Cut(name, "-")
+		w.Header().Set("Content-Type", "text/html")
+		if name == "cut-gzip" {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(bodies["gzip"][:len(bodies["gzip"])/2])
+			return
+		}
+		if name == "bad-gzip-header" {
+			w.Header().Set("Content-Encoding", "gzip")
+			io.WriteString(w, "\x1f\x8bnot really gzip")
+			return
+		}
+		w.Header().Set("Content-Encoding", enc)
+		w.Write(bodies[name])
+	}))
+	t.Cleanup(srv.Close)
+	c := newTestClient(t, Options{AllowPrivate: true})
+	for round := range 3 {
+		for _, name := range []string{"gzip", "deflate-zlib", "deflate-raw", "br"} {
+			resp, err := c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + "/" + name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(resp.Body) != page || resp.Truncated {
+				t.Errorf("round %d %s: got %d bytes, truncated %v", round, name, len(resp.Body), resp.Truncated)
+			}
+		}
+	}
+
+	resp, err := c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + "/cut-gzip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resp.Truncated || len(resp.Body) == 0 || !strings.HasPrefix(page, string(resp.Body)) {
+		t.Errorf("cut gzip: truncated %v, %d bytes", resp.Truncated, len(resp.Body))
+	}
+	resp, err = c.Do(testCtx(t, 5*time.Second), Request{URL: srv.URL + "/bad-gzip-header"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(resp.Body) != "\x1f\x8bnot really gzip" {
+		t.Errorf("bad gzip header: body %q", resp.Body)
+	}
+}
+
+func TestMediaType(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		ct, body, want string
+	}{
+		{"text/html; charset=UTF-8", "", "text/html"},
+		{"Application/JSON", "", "application/json"},
+		{"text/html; charset", "", "text/html"}, // malformed params
+		{"", "<!DOCTYPE html><html>", "text/html"},
+		{"", "%PDF-1.7", "application/pdf"},
+	}
+	for _, tt := range tests {
+		if got := mediaType(tt.ct, []byte(tt.body)); got != tt.want {
+			t.Errorf("mediaType(%q) = %q, want %q", tt.ct, got, tt.want)
+		}
+	}
 }

@@ -18,6 +18,8 @@ const blockedPrefixes = "" +
 	"240.0.0.0/4," + // reserved, includes broadcast
 	"fd00:ec2::254/128," + // AWS IMDS over IPv6 (also inside fc00::/7)
 	"100::/64," + // discard-only
+	"::/96," + // deprecated IPv4-compatible addresses (::127.0.0.1)
+	"fec0::/10," + // deprecated site-local
 	"2001:db8::/32" // documentation
 
 // guard decides which dialled addresses are acceptable.
