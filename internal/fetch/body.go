@@ -112,6 +112,7 @@ func (p *peekReader) peek(n int) ([]byte, error) {
 	return p.head, nil
 }
 
+// Read returns the peeked bytes first, then the rest of the body.
 func (p *peekReader) Read(b []byte) (int, error) {
 	if len(p.head) > 0 {
 		n := copy(b, p.head)
@@ -121,13 +122,19 @@ func (p *peekReader) Read(b []byte) (int, error) {
 	return p.rc.Read(b)
 }
 
+// Close closes the wrapped body.
 func (p *peekReader) Close() error { return p.rc.Close() }
 
-// readRaw reads an identity body. With a known Content-Length it reads into
-// an exactly sized slice (one allocation); otherwise it goes through a
-// pooled scratch buffer and copies the result out once.
+// preSizeMax is the largest declared Content-Length trusted for an upfront
+// allocation; beyond it the buffer grows as bytes actually arrive, so a lying
+// header cannot make every request allocate the full cap.
+const preSizeMax = 1 << 20
+
+// readRaw reads an identity body. With a known (moderate) Content-Length it
+// reads into an exactly sized slice, one allocation; otherwise the buffer
+// grows as data arrives.
 func readRaw(r io.Reader, contentLength, limit int64) ([]byte, bool, error) {
-	if contentLength >= 0 {
+	if contentLength >= 0 && contentLength <= preSizeMax {
 		n := min(contentLength, limit)
 		buf := make([]byte, n)
 		if _, err := io.ReadFull(r, buf); err != nil {
@@ -135,16 +142,17 @@ func readRaw(r io.Reader, contentLength, limit int64) ([]byte, bool, error) {
 		}
 		return buf, contentLength > limit, nil
 	}
-	var scratch bytes.Buffer
-	b, trunc, err := readInto(&scratch, r, -1, limit)
+	var buf bytes.Buffer
+	b, trunc, err := readInto(&buf, r, min(contentLength, preSizeMax), limit)
 	if err != nil {
 		return nil, false, err
 	}
 	return b, trunc, nil
 }
 
-// readInto reads at most limit bytes of r into buf and reports whether more
-// were available. The returned slice aliases buf.
+// readInto reads at most limit bytes of r into buf (pre-growing it by
+// sizeHint when positive) and reports whether more were available. The
+// returned slice aliases buf.
 func readInto(buf *bytes.Buffer, r io.Reader, sizeHint, limit int64) ([]byte, bool, error) {
 	buf.Reset()
 	if sizeHint > 0 {

@@ -720,3 +720,26 @@ func TestMediaType(t *testing.T) {
 		}
 	}
 }
+
+func TestDoLargeDeclaredLength(t *testing.T) {
+	t.Parallel()
+	big := bytes.Repeat([]byte("abcdefgh"), (preSizeMax+preSizeMax/4)/8)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(big)))
+		w.Write(big)
+	}))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		limit         int64
+		wantLen       int
+		wantTruncated bool
+	}{{0, len(big), false}, {preSizeMax + 10, preSizeMax + 10, true}} {
+		resp, err := newTestClient(t, Options{AllowPrivate: true, MaxBodyBytes: tc.limit}).Do(testCtx(t, 5*time.Second), Request{URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Body) != tc.wantLen || resp.Truncated != tc.wantTruncated || !bytes.Equal(resp.Body, big[:tc.wantLen]) {
+			t.Errorf("limit %d: got %d bytes truncated %v", tc.limit, len(resp.Body), resp.Truncated)
+		}
+	}
+}
