@@ -28,7 +28,7 @@ func isNegativeWord(w string) bool {
 		"promo", "promotion", "newsletter", "subscribe", "subscription", "signup",
 		"popup", "modal", "overlay", "lightbox", "footer", "masthead", "search", "tags",
 		"tagcloud", "outbrain", "taboola", "noprint", "editsection", "skip", "toolbar",
-		"topbar", "copyright", "legal", "paywall", "trending", "popular", "hatnote":
+		"topbar", "copyright", "legal", "paywall", "trending", "popular", "hatnote", "postprofile", "userinfo", "catlinks", "online":
 		return true
 	}
 	return false

@@ -186,32 +186,47 @@ func (c *converter) popPrefix(n int) {
 	c.prefixLevels--
 }
 
-// text writes a text node, collapsing whitespace and escaping markdown.
+// text writes a text node, collapsing whitespace and escaping markdown. The
+// node is processed in one pass: words are appended directly and runs of
+// whitespace become a single pending space.
 func (c *converter) text(s string) {
+	i := 0
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	if i > 0 && (c.started || c.newlines > 0 || len(c.frames) > c.opened) {
+		c.pendingSpace = true
+	}
+	if i == len(s) {
+		return
+	}
+	s = s[i:]
+	// The first word may start a markdown line and needs line-start escaping.
+	j := 0
+	for j < len(s) && !isSpace(s[j]) {
+		j++
+	}
+	lineStart := c.atLineStart()
+	c.beforeContent()
+	c.out = appendEscaped(c.out, s[:j], lineStart)
+	s = s[j:]
 	for len(s) > 0 {
-		// leading whitespace
-		i := 0
+		i = 0
 		for i < len(s) && isSpace(s[i]) {
 			i++
 		}
-		if i > 0 {
-			if c.started || c.newlines > 0 || len(c.frames) > c.opened {
-				c.pendingSpace = true
-			}
-			s = s[i:]
-			if len(s) == 0 {
-				return
-			}
+		if i == len(s) {
+			c.pendingSpace = true
+			return
 		}
-		j := 0
+		c.out = append(c.out, ' ')
+		s = s[i:]
+		j = 0
 		for j < len(s) && !isSpace(s[j]) {
 			j++
 		}
-		word := s[:j]
+		c.out = appendEscaped(c.out, s[:j], false)
 		s = s[j:]
-		lineStart := c.atLineStart()
-		c.beforeContent()
-		c.out = appendEscaped(c.out, word, lineStart)
 	}
 }
 
@@ -244,7 +259,12 @@ func appendEscaped(dst []byte, w string, lineStart bool) []byte {
 			}
 		}
 	}
-	for i := 0; i < len(w); i++ {
+	k := 0
+	for k < len(w) && !special(w[k]) {
+		k++
+	}
+	dst = append(dst, w[:k]...)
+	for i := k; i < len(w); i++ {
 		b := w[i]
 		switch b {
 		case '\\':
@@ -273,6 +293,15 @@ func appendEscaped(dst []byte, w string, lineStart bool) []byte {
 		dst = append(dst, b)
 	}
 	return dst
+}
+
+// special reports bytes that appendEscaped may need to escape.
+func special(b byte) bool {
+	switch b {
+	case '\\', '*', '`', '_', '[', ']', '<', '~', '|':
+		return true
+	}
+	return false
 }
 
 func isAlpha(b byte) bool { return b|0x20 >= 'a' && b|0x20 <= 'z' }
