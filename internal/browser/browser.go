@@ -1,0 +1,354 @@
+// Package browser renders pages in headless Chrome through chromedp: one
+// Chrome process per Pool (started lazily, restarted when it dies, or a
+// remote one over the DevTools protocol), a bounded number of tabs with a
+// ctx-bounded queue, navigation with a smart wait, emulation (mobile,
+// language, timezone), ad blocking, an SSRF guard on every request the page
+// makes, screenshots and the API's page actions (see internal/actions).
+//
+// Each Render gets its own tab in its own browser context (no cookies or
+// storage shared between renders), carries the request's deadline and always
+// closes the tab. The package parses no HTML.
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+)
+
+// Errors returned by Render. Deadline errors also match
+// context.DeadlineExceeded; DNS and TLS errors also match ErrNavigation.
+var (
+	// ErrUnavailable means no Chrome is configured or it could not start.
+	ErrUnavailable = errors.New("browser: chrome unavailable")
+	// ErrTimeout means a deadline ended the render.
+	ErrTimeout = errors.New("browser: timeout")
+	// ErrBlocked means the page's URL resolves to a non-public address and
+	// private targets are not allowed.
+	ErrBlocked = errors.New("browser: target address is not public")
+	// ErrNavigation means Chrome could not load the page; the error text
+	// carries Chrome's net::ERR_... code.
+	ErrNavigation = errors.New("browser: navigation failed")
+	// ErrDNS is a navigation failure because the host did not resolve.
+	ErrDNS = errors.New("browser: dns resolution failed")
+	// ErrTLS is a navigation failure because of the certificate or the TLS
+	// handshake.
+	ErrTLS = errors.New("browser: tls error")
+)
+
+// Options configures a Pool.
+type Options struct {
+	// ChromePath is the Chrome binary (CHROME_PATH); empty means the first
+	// of chromium, chromium-browser, google-chrome, google-chrome-stable on
+	// PATH.
+	ChromePath string
+	// RemoteURL (BROWSER_WS_URL) connects to a running Chrome instead of
+	// starting one: a ws:// DevTools URL or an http:// address serving
+	// /json/version.
+	RemoteURL string
+	// MaxTabs (BROWSER_MAX_TABS) bounds the tabs open at once; more renders
+	// wait in a queue, bounded by their ctx. 0 means 2 per CPU, at least 2.
+	MaxTabs int
+	// AllowPrivate lets pages request loopback, private, link-local and
+	// metadata addresses. When false every request of the page is checked
+	// after resolving its host.
+	AllowPrivate bool
+	// UserDataDir is the parent directory of Chrome's profile directory;
+	// empty means the system temp dir.
+	UserDataDir string
+	// AdHosts replaces the bundled ad and tracker block list (tests use
+	// it); nil means the bundled list.
+	AdHosts []string
+}
+
+// Pool owns one Chrome and hands out tabs. Its methods are safe for
+// concurrent use.
+type Pool struct {
+	opts    Options
+	log     *slog.Logger
+	slots   chan struct{}
+	adHosts []string
+	// permit is a test hook passed to the request guard.
+	permit func(hostport string) bool
+
+	mu     sync.Mutex
+	inst   *instance
+	closed bool
+}
+
+// instance is one running (or attached) Chrome.
+type instance struct {
+	ctx         context.Context // root chromedp context; done when Chrome is gone
+	cancel      context.CancelFunc
+	allocCancel context.CancelFunc
+	dataDir     string // profile dir we created, removed on stop
+	userAgent   string // Chrome's UA with "Headless" removed
+	major       string // Chrome's major version
+}
+
+// startTimeout bounds starting Chrome or connecting to it.
+const startTimeout = 30 * time.Second
+
+// stopTimeout bounds the graceful close of Chrome.
+const stopTimeout = 10 * time.Second
+
+// New returns a Pool. It does not start Chrome: the first Render does.
+func New(opts Options, log *slog.Logger) *Pool {
+	if opts.MaxTabs <= 0 {
+		opts.MaxTabs = max(2, 2*runtime.NumCPU())
+	}
+	hosts := opts.AdHosts
+	if hosts == nil {
+		hosts = parseHosts(defaultAdHosts)
+	}
+	return &Pool{
+		opts:    opts,
+		log:     log,
+		slots:   make(chan struct{}, opts.MaxTabs),
+		adHosts: hosts,
+	}
+}
+
+// chromeNames are the executables looked up on PATH, in order.
+func chromeNames() []string {
+	return []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+}
+
+// chromePath returns the configured or discovered Chrome binary.
+func (p *Pool) chromePath() (string, error) {
+	if p.opts.ChromePath != "" {
+		path, err := exec.LookPath(p.opts.ChromePath)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		return path, nil
+	}
+	for _, name := range chromeNames() {
+		if path, err := exec.LookPath(name); err == nil {
+			return path, nil
+		}
+	}
+	return "", fmt.Errorf("%w: none of %s on PATH", ErrUnavailable, strings.Join(chromeNames(), ", "))
+}
+
+// Available returns nil when a remote Chrome is configured or a Chrome
+// binary is found; otherwise an error wrapping ErrUnavailable.
+func (p *Pool) Available() error {
+	if p.opts.RemoteURL != "" {
+		return nil
+	}
+	_, err := p.chromePath()
+	return err
+}
+
+// MaxTabs returns the number of tabs the pool opens at once.
+func (p *Pool) MaxTabs() int { return cap(p.slots) }
+
+// Close stops Chrome (or disconnects from a remote one) and waits for its
+// processes to exit. Renders after Close fail with ErrUnavailable.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.inst == nil {
+		return nil
+	}
+	err := p.stop(p.inst)
+	p.inst = nil
+	return err
+}
+
+// stop closes Chrome gracefully, then kills what is left and removes the
+// profile directory.
+func (p *Pool) stop(inst *instance) error {
+	var err error
+	if inst.ctx.Err() == nil {
+		sctx, cancel := context.WithTimeout(inst.ctx, stopTimeout)
+		err = chromedp.Cancel(sctx)
+		cancel()
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			err = nil // killed below
+		}
+	}
+	inst.cancel()
+	inst.allocCancel()
+	if inst.dataDir != "" {
+		if rerr := os.RemoveAll(inst.dataDir); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("browser: close chrome: %w", err)
+	}
+	return nil
+}
+
+// instance returns the running Chrome, starting (or restarting) it.
+func (p *Pool) instance(ctx context.Context) (*instance, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("%w: pool closed", ErrUnavailable)
+	}
+	if p.inst != nil {
+		if p.inst.ctx.Err() == nil && p.alive(p.inst) {
+			return p.inst, nil
+		}
+		p.log.WarnContext(ctx, "chrome is gone, restarting")
+		if err := p.stop(p.inst); err != nil {
+			p.log.WarnContext(ctx, "stop dead chrome", "err", err)
+		}
+		p.inst = nil
+	}
+	inst, err := p.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.inst = inst
+	return inst, nil
+}
+
+// alive reports whether a local Chrome process still runs.
+func (p *Pool) alive(inst *instance) bool {
+	c := chromedp.FromContext(inst.ctx)
+	if c == nil || c.Browser == nil {
+		return false
+	}
+	proc := c.Browser.Process()
+	if proc == nil {
+		return true // remote
+	}
+	return proc.Signal(syscall.Signal(0)) == nil
+}
+
+// chromeFlags are the flags of a local Chrome. Never --single-process or
+// --no-zygote: they crash this Chromium. Site isolation is off so that
+// cross-site iframes stay in the page's process, where the request guard
+// sees their requests.
+func chromeFlags() []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.Flag("headless", "new"),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,IsolateOrigins,site-per-process"),
+		chromedp.Flag("disable-site-isolation-trials", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-hang-monitor", true),
+		chromedp.Flag("disable-popup-blocking", true),
+		chromedp.Flag("disable-prompt-on-repost", true),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("safebrowsing-disable-auto-update", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("use-mock-keychain", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+		chromedp.Flag("renderer-process-limit", "2"),
+	}
+}
+
+// start launches Chrome (or attaches to the remote one) and waits until it
+// answers, bounded by startTimeout and ctx.
+func (p *Pool) start(ctx context.Context) (*instance, error) {
+	base := context.WithoutCancel(ctx) // Chrome outlives the request
+	inst := &instance{}
+	var allocCtx context.Context
+	if p.opts.RemoteURL != "" {
+		allocCtx, inst.allocCancel = remote.NewAllocator(base, p.opts.RemoteURL)
+	} else {
+		path, err := p.chromePath()
+		if err != nil {
+			return nil, err
+		}
+		dir, err := os.MkdirTemp(p.opts.UserDataDir, "firegate-chrome-")
+		if err != nil {
+			return nil, fmt.Errorf("%w: profile dir: %v", ErrUnavailable, err)
+		}
+		inst.dataDir = dir
+		opts := append(chromeFlags(), chromedp.ExecPath(path), chromedp.UserDataDir(dir))
+		allocCtx, inst.allocCancel = chromedp.NewExecAllocator(base, opts...)
+	}
+	inst.ctx, inst.cancel = chromedp.NewContext(allocCtx,
+		chromedp.WithErrorf(func(format string, args ...any) {
+			p.log.Debug("chromedp error", "msg", fmt.Sprintf(format, args...))
+		}))
+
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(inst.ctx) }()
+	timer := time.NewTimer(startTimeout)
+	defer timer.Stop()
+	var err error
+	select {
+	case err = <-started:
+	case <-timer.C:
+		err = errors.New("start timed out")
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err == nil {
+		err = p.readVersion(ctx, inst)
+	}
+	if err != nil {
+		inst.cancel()
+		inst.allocCancel()
+		if inst.dataDir != "" {
+			_ = os.RemoveAll(inst.dataDir)
+		}
+		if ctx.Err() != nil {
+			return nil, ctxError("start chrome", ctx.Err())
+		}
+		return nil, fmt.Errorf("%w: start: %v", ErrUnavailable, err)
+	}
+	p.log.InfoContext(ctx, "chrome started", "remote", p.opts.RemoteURL != "", "user_agent", inst.userAgent, "max_tabs", cap(p.slots))
+	return inst, nil
+}
+
+// readVersion fills the instance's user agent from Chrome.
+func (p *Pool) readVersion(ctx context.Context, inst *instance) error {
+	c := chromedp.FromContext(inst.ctx)
+	vctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	v, err := cdp.Call(vctx, c.Browser, cdpbrowser.GetVersion, cdp.Empty{})
+	if err != nil {
+		return err
+	}
+	inst.userAgent = strings.Replace(v.UserAgent, "HeadlessChrome/", "Chrome/", 1)
+	_, prod, _ := strings.Cut(v.Product, "/")
+	inst.major, _, _ = strings.Cut(prod, ".")
+	return nil
+}
+
+// ctxError converts a context error into the package's errors: a deadline
+// becomes ErrTimeout (still matching context.DeadlineExceeded).
+func ctxError(stage string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("browser: %s: %w: %w", stage, ErrTimeout, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("browser: %s: %w", stage, err)
+}

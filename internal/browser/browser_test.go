@@ -1,0 +1,503 @@
+package browser
+
+import (
+	"encoding/json"
+	"errors"
+	"html"
+	"net"
+
+	"context"
+	"fmt"
+	"github.com/firegate/firegate/internal/actions"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/firegate/firegate/internal/testenv"
+)
+
+// The package's tests share one Pool (one Chrome); each test gets its own
+// tabs and its own httptest server on 127.0.0.1.
+var (
+	sharedOnce sync.Once
+	sharedPool *Pool
+)
+
+// testAdHost is added to the block list; Chrome resolves *.localhost to
+// loopback by itself.
+const testAdHost = "ads.localhost"
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedPool != nil {
+		if err := sharedPool.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close pool:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// testPool returns the shared Pool, skipping the test without Chrome.
+func testPool(tb testing.TB) *Pool {
+	tb.Helper()
+	path := testenv.ChromePath(tb)
+	sharedOnce.Do(func() {
+		log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		sharedPool = New(Options{
+			ChromePath:   path,
+			MaxTabs:      8,
+			AllowPrivate: true,
+			AdHosts:      append(parseHosts(defaultAdHosts), testAdHost),
+		}, log)
+	})
+	return sharedPool
+}
+
+// testCtx returns a ctx bounded for one browser test.
+func testCtx(tb testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(tb.Context(), d)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// site serves pages (path -> HTML) and records the requests it got.
+type site struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits map[string]int
+	reqs map[string]*http.Request
+}
+
+func newSite(tb testing.TB, pages map[string]string, extra map[string]http.HandlerFunc) *site {
+	s := &site{hits: map[string]int{}, reqs: map[string]*http.Request{}}
+	mux := http.NewServeMux()
+	for path, body := range pages {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, body)
+		})
+	}
+	for path, h := range extra {
+		mux.HandleFunc(path, h)
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits[r.URL.Path]++
+		s.reqs[r.URL.Path] = r.Clone(context.WithoutCancel(r.Context()))
+		s.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(s.Close)
+	return s
+}
+
+func (s *site) hit(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+func (s *site) request(path string) *http.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reqs[path]
+}
+
+func TestRenderTextAfterTimer(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><head><title>T</title></head><body><div id="out">loading</div>
+<script>setTimeout(() => { document.getElementById('out').textContent = 'LATE TEXT'; }, 500);</script></body></html>`}, nil)
+	start := time.Now()
+	res, err := p.Render(testCtx(t, 20*time.Second), Request{URL: s.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rendered in %v", time.Since(start))
+	if !strings.Contains(res.HTML, "LATE TEXT") {
+		t.Errorf("HTML lacks the late text:\n%s", res.HTML)
+	}
+	if res.StatusCode != 200 || !strings.HasPrefix(res.ContentType, "text/html") {
+		t.Errorf("status %d, content type %q", res.StatusCode, res.ContentType)
+	}
+}
+
+// pageTargets counts the open page targets and browser contexts.
+func pageTargets(t *testing.T, p *Pool) (pages, all int) {
+	t.Helper()
+	p.mu.Lock()
+	inst := p.inst
+	p.mu.Unlock()
+	if inst == nil {
+		return 0, 0
+	}
+	infos, err := chromedp.Targets(inst.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range infos {
+		if in.Type == "page" {
+			pages++
+		}
+	}
+	return pages, len(infos)
+}
+
+func TestRenderStatusHeadersRedirect(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{
+		"/final": `<html><body><p id="ua"></p><script>document.getElementById('ua').textContent = navigator.userAgent;</script></body></html>`,
+	}, map[string]http.HandlerFunc{
+		"/missing": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.Header().Set("X-Page", "missing")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, "<html><body><h1>Not here</h1></body></html>")
+		},
+		"/start": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/hop", http.StatusFound)
+		},
+		"/hop": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/final", http.StatusMovedPermanently)
+		},
+	})
+	ctx := testCtx(t, 30*time.Second)
+
+	t.Run("404", func(t *testing.T) {
+		res, err := p.Render(ctx, Request{URL: s.URL + "/missing"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != http.StatusNotFound || res.Header.Get("X-Page") != "missing" || !strings.Contains(res.HTML, "Not here") {
+			t.Errorf("status %d, X-Page %q, html %q", res.StatusCode, res.Header.Get("X-Page"), res.HTML)
+		}
+	})
+	t.Run("redirect and headers", func(t *testing.T) {
+		res, err := p.Render(ctx, Request{URL: s.URL + "/start", Headers: map[string]string{
+			"X-Firegate-Test": "yes", "User-Agent": "FiregateTest/1.0",
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.URL != s.URL+"/final" || res.StatusCode != 200 {
+			t.Errorf("final URL %q status %d, want %q 200", res.URL, res.StatusCode, s.URL+"/final")
+		}
+		for _, path := range []string{"/start", "/hop", "/final"} {
+			r := s.request(path)
+			if r == nil || r.Header.Get("X-Firegate-Test") != "yes" || r.UserAgent() != "FiregateTest/1.0" {
+				t.Errorf("%s: request headers %v", path, r)
+			}
+		}
+		if !strings.Contains(res.HTML, ">FiregateTest/1.0<") {
+			t.Errorf("navigator.userAgent not overridden: %s", res.HTML)
+		}
+	})
+}
+
+func TestRenderDefaultUserAgentNotHeadless(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body>ok</body></html>`}, nil)
+	if _, err := p.Render(testCtx(t, 20*time.Second), Request{URL: s.URL + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	if ua := s.request("/").UserAgent(); strings.Contains(ua, "Headless") || !strings.Contains(ua, "Chrome/") {
+		t.Errorf("User-Agent %q", ua)
+	}
+}
+
+// probePage writes what the page sees into #probe as JSON.
+const probePage = `<html><head><meta name="viewport" content="width=device-width, initial-scale=1"></head><body><pre id="probe"></pre><script>
+document.getElementById('probe').textContent = JSON.stringify({
+  width: innerWidth, touch: navigator.maxTouchPoints, ua: navigator.userAgent,
+  tz: Intl.DateTimeFormat().resolvedOptions().timeZone, lang: navigator.language,
+  langs: navigator.languages, locale: Intl.NumberFormat().resolvedOptions().locale,
+});
+</script></body></html>`
+
+// probe renders probePage with req and decodes what the page saw.
+func probe(t *testing.T, req Request) (map[string]any, *site) {
+	t.Helper()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": probePage}, nil)
+	req.URL = s.URL + "/"
+	res, err := p.Render(testCtx(t, 20*time.Second), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(res.HTML, `<pre id="probe">`)
+	body, _, _ := strings.Cut(rest, "</pre>")
+	var got map[string]any
+	if err := json.Unmarshal([]byte(html.UnescapeString(body)), &got); err != nil {
+		t.Fatalf("probe output %q: %v", body, err)
+	}
+	return got, s
+}
+
+func TestRenderMobile(t *testing.T) {
+	t.Parallel()
+	got, _ := probe(t, Request{Mobile: true})
+	if got["width"] != float64(mobileWidth) || got["touch"].(float64) < 1 || !strings.Contains(got["ua"].(string), "Mobile") {
+		t.Errorf("mobile page saw %v", got)
+	}
+	got, _ = probe(t, Request{})
+	if got["width"] != float64(desktopWidth) || strings.Contains(got["ua"].(string), "Mobile") {
+		t.Errorf("desktop page saw %v", got)
+	}
+}
+
+func TestRenderTimezoneAndLanguage(t *testing.T) {
+	t.Parallel()
+	got, s := probe(t, Request{Languages: []string{"de-DE", "en"}, Timezone: "Asia/Tokyo"})
+	if got["tz"] != "Asia/Tokyo" || got["lang"] != "de-DE" || got["locale"] != "de-DE" {
+		t.Errorf("page saw %v", got)
+	}
+	if al := s.request("/").Header.Get("Accept-Language"); al != "de-DE,en;q=0.9" {
+		t.Errorf("Accept-Language %q", al)
+	}
+}
+
+func TestRenderBlockAds(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	var s *site
+	s = newSite(t, nil, map[string]http.HandlerFunc{
+		"/": func(w http.ResponseWriter, r *http.Request) {
+			port := strings.TrimPrefix(s.URL, "http://127.0.0.1:")
+			fmt.Fprintf(w, `<html><body><p>content</p>
+<div id="onetrust-banner-sdk">We use cookies</div>
+<script src="http://%s:%s/ad.js"></script>
+<img src="http://pixel.%s:%s/pixel.gif">
+</body></html>`, testAdHost, port, testAdHost, port)
+		},
+		"/ad.js":     func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "window.adLoaded = true;") },
+		"/pixel.gif": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) },
+	})
+	ctx := testCtx(t, 30*time.Second)
+	banner := actions.Action{Type: actions.TypeExecuteJavascript, Script: `getComputedStyle(document.getElementById('onetrust-banner-sdk')).display`}
+
+	res, err := p.Render(ctx, Request{URL: s.URL + "/", BlockAds: true, Actions: []actions.Action{banner}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.hit("/ad.js") + s.hit("/pixel.gif"); n != 0 {
+		t.Errorf("ad host requested %d times with blockAds", n)
+	}
+	if v := res.Actions.JavascriptReturns[0].Value; v != "none" {
+		t.Errorf("cookie banner display %v, want none", v)
+	}
+
+	// Control: without blocking the same page does reach the ad host.
+	res, err = p.Render(ctx, Request{URL: s.URL + "/", Actions: []actions.Action{banner}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.hit("/ad.js") == 0 || s.hit("/pixel.gif") == 0 {
+		t.Errorf("control render did not request the ad host: %v", s.hits)
+	}
+	if v := res.Actions.JavascriptReturns[0].Value; v == "none" {
+		t.Errorf("cookie banner hidden without blockAds")
+	}
+}
+
+func TestRenderTLS(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<html><body>secret page</body></html>")
+	}))
+	t.Cleanup(s.Close)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/"}); !errors.Is(err, ErrTLS) || !errors.Is(err, ErrNavigation) {
+		t.Errorf("self-signed without skip: err %v, want ErrTLS", err)
+	}
+	res, err := p.Render(ctx, Request{URL: s.URL + "/", SkipTLSVerify: true})
+	if err != nil || !strings.Contains(res.HTML, "secret page") {
+		t.Errorf("with skip: %v", err)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/slow": `<html><body><img src="/hang.png">slow</body></html>`}, map[string]http.HandlerFunc{
+		"/hang.png": func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(20 * time.Second):
+			}
+		},
+	})
+	t.Run("dns", func(t *testing.T) {
+		_, err := p.Render(testCtx(t, 20*time.Second), Request{URL: "http://no-such-host.invalid/"})
+		if !errors.Is(err, ErrDNS) || !errors.Is(err, ErrNavigation) {
+			t.Errorf("err %v, want ErrDNS", err)
+		}
+	})
+	t.Run("connection refused", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		_, err = p.Render(testCtx(t, 20*time.Second), Request{URL: "http://" + addr + "/"})
+		if !errors.Is(err, ErrNavigation) || errors.Is(err, ErrDNS) || !strings.Contains(err.Error(), "ERR_CONNECTION_REFUSED") {
+			t.Errorf("err %v, want ErrNavigation with ERR_CONNECTION_REFUSED", err)
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+		defer cancel()
+		_, err := p.Render(ctx, Request{URL: s.URL + "/slow", WaitFor: 5 * time.Second})
+		if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("err %v, want ErrTimeout", err)
+		}
+	})
+	t.Run("hanging subresource does not fail the page", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
+		defer cancel()
+		res, err := p.Render(ctx, Request{URL: s.URL + "/slow"})
+		if err != nil || !strings.Contains(res.HTML, "slow") {
+			t.Errorf("err %v", err)
+		}
+	})
+	t.Run("bad url", func(t *testing.T) {
+		if _, err := p.Render(t.Context(), Request{URL: "file:///etc/passwd"}); !errors.Is(err, ErrNavigation) {
+			t.Errorf("err %v", err)
+		}
+	})
+}
+
+func TestRenderGuardBlocksPrivateTargets(t *testing.T) {
+	t.Parallel()
+	path := testenv.ChromePath(t)
+	private := newSite(t, map[string]string{"/": `<html><body>private</body></html>`, "/x.png": ""}, nil)
+	var public *site
+	public = newSite(t, nil, map[string]http.HandlerFunc{
+		"/": func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `<html><body><p>public page</p><img src="%[1]s/x.png">
+<script>fetch(%[2]q).catch(() => {});</script></body></html>`, private.URL, strings.Replace(private.URL, "127.0.0.1", "localhost", 1)+"/api")
+		},
+		"/to-private": func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, private.URL+"/", http.StatusFound)
+		},
+	})
+	// This test needs a pool without AllowPrivate; the permit hook admits
+	// the "public" server, which also listens on loopback.
+	p := New(Options{ChromePath: path, MaxTabs: 2}, testenv.Logger(t))
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	p.permit = func(hostport string) bool { return "http://"+hostport == public.URL }
+	ctx := testCtx(t, 40*time.Second)
+
+	res, err := p.Render(ctx, Request{URL: public.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.HTML, "public page") {
+		t.Errorf("html %q", res.HTML)
+	}
+	if n := private.hit("/x.png") + private.hit("/api"); n != 0 {
+		t.Errorf("private server got %d subresource requests", n)
+	}
+	for _, u := range []string{private.URL + "/", public.URL + "/to-private", "http://localhost:1/", "http://169.254.169.254/latest/meta-data/"} {
+		if _, err := p.Render(ctx, Request{URL: u}); !errors.Is(err, ErrBlocked) {
+			t.Errorf("%s: err %v, want ErrBlocked", u, err)
+		}
+	}
+	if n := private.hit("/"); n != 0 {
+		t.Errorf("private page requested %d times", n)
+	}
+}
+
+// TestRenderRecoversAfterChromeKilled is not parallel: it kills the shared
+// Chrome while no other test uses it.
+func TestRenderRecoversAfterChromeKilled(t *testing.T) {
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body>alive</body></html>`}, nil)
+	ctx := testCtx(t, 60*time.Second)
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	proc := chromedp.FromContext(p.inst.ctx).Browser.Process()
+	p.mu.Unlock()
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Render(ctx, Request{URL: s.URL + "/"})
+	if err != nil {
+		t.Fatalf("render after kill: %v", err)
+	}
+	if !strings.Contains(res.HTML, "alive") {
+		t.Errorf("html %q", res.HTML)
+	}
+	p.mu.Lock()
+	newProc := chromedp.FromContext(p.inst.ctx).Browser.Process()
+	p.mu.Unlock()
+	if newProc.Pid == proc.Pid {
+		t.Errorf("same Chrome pid %d after kill", proc.Pid)
+	}
+}
+
+// TestRenderLeavesNoTargets is not parallel, so that it can count targets.
+func TestRenderLeavesNoTargets(t *testing.T) {
+	p := testPool(t)
+	n := 200
+	if testing.Short() {
+		n = 20
+	}
+	s := newSite(t, map[string]string{"/": `<html><body><p>page</p><script>fetch('/data')</script></body></html>`, "/data": "{}"}, nil)
+	ctx := testCtx(t, 3*time.Minute)
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	pagesBefore, _ := pageTargets(t, p)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			req := Request{URL: s.URL + "/", BlockAds: i%2 == 0, Mobile: i%3 == 0}
+			if i%5 == 0 {
+				req.Actions = []actions.Action{{Type: actions.TypeScrape}}
+			}
+			if _, err := p.Render(ctx, req); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	pages, all := pageTargets(t, p)
+	if pages != pagesBefore {
+		t.Errorf("%d page targets after %d renders, %d before (%d targets in all)", pages, n, pagesBefore, all)
+	}
+	p.mu.Lock()
+	b := chromedp.FromContext(p.inst.ctx).Browser
+	p.mu.Unlock()
+	bcs, err := cdp.Call(ctx, b, target.GetBrowserContexts, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bcs.BrowserContextIDs) != 0 {
+		t.Errorf("%d browser contexts left", len(bcs.BrowserContextIDs))
+	}
+}

@@ -1,0 +1,411 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/security"
+	"github.com/chromedp/chromedp"
+
+	"github.com/firegate/firegate/internal/actions"
+)
+
+// Viewport is a width and height in CSS pixels.
+type Viewport = actions.Viewport
+
+// Screenshot asks Render for a screenshot after the page settled and the
+// actions ran.
+type Screenshot struct {
+	FullPage bool
+	Quality  int       // 1..100 = JPEG, 0 = PNG
+	Viewport *Viewport // the tab's viewport for the whole render; nil = default
+}
+
+// Request is one page to render.
+type Request struct {
+	URL     string
+	Headers map[string]string // sent with every request of the page; User-Agent overrides the UA
+	Mobile  bool              // emulate a phone: 390x844 viewport, mobile UA, touch
+	// Languages are locale tags in priority order: Accept-Language,
+	// navigator.language(s) and the Intl locale.
+	Languages []string
+	// Timezone is an IANA zone (the caller derives it from the country).
+	Timezone      string
+	SkipTLSVerify bool
+	// BlockAds blocks requests to the ad/tracker list and hides common
+	// cookie-consent banners.
+	BlockAds bool
+	// WaitFor is waited after the smart wait.
+	WaitFor    time.Duration
+	Actions    []actions.Action
+	Screenshot *Screenshot
+}
+
+// Result is the rendered page.
+type Result struct {
+	URL         string // final URL after redirects and actions
+	StatusCode  int    // of the main document's response, after redirects
+	Header      http.Header
+	ContentType string
+	HTML        string // document.documentElement.outerHTML after waits and actions
+
+	Screenshot     []byte
+	ScreenshotType string // image/png or image/jpeg
+
+	// Actions holds the action outputs; nil when no actions were given.
+	Actions *actions.Results
+}
+
+// defaultTimeout bounds a Render whose ctx has no deadline.
+const defaultTimeout = 60 * time.Second
+
+// Viewports.
+const (
+	desktopWidth, desktopHeight = 1920, 1080
+	mobileWidth, mobileHeight   = 390, 844
+)
+
+// Render loads req.URL in a new tab, waits until it settles, runs the
+// actions and returns the page. The tab is always closed. If Chrome died it
+// is restarted, and a render that failed because Chrome died is retried
+// once.
+func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
+	u, err := url.Parse(req.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("browser: navigate %q: not an http(s) URL: %w", req.URL, ErrNavigation)
+	}
+	if err := actions.Validate(req.Actions); err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultTimeout)
+		defer cancel()
+	}
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctxError("wait for a tab", ctx.Err())
+	}
+	defer func() { <-p.slots }()
+
+	for attempt := 0; ; attempt++ {
+		inst, err := p.instance(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := p.render(ctx, inst, req)
+		if err != nil && attempt == 0 && ctx.Err() == nil && (inst.ctx.Err() != nil || !p.alive(inst)) {
+			p.log.WarnContext(ctx, "chrome died during render, retrying", "url", req.URL, "err", err)
+			continue
+		}
+		return res, err
+	}
+}
+
+// render does one attempt of Render on inst.
+func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Result, err error) {
+	start := time.Now()
+	tr := newTracker()
+	tabCtx, tabCancel := chromedp.NewContext(inst.ctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(tr.onEvent))
+	defer func() {
+		cs := time.Now()
+		defer func() { p.log.DebugContext(ctx, "tab closed", "ms", time.Since(cs).Milliseconds()) }()
+		if cerr := chromedp.Cancel(tabCtx); cerr != nil && inst.ctx.Err() == nil {
+			p.log.WarnContext(ctx, "close tab", "err", cerr)
+		}
+		tabCancel()
+	}()
+	dl, _ := ctx.Deadline()
+	runCtx, cancelRun := context.WithDeadline(tabCtx, dl)
+	defer cancelRun()
+	stop := context.AfterFunc(ctx, cancelRun)
+	defer stop()
+	fail := func(stage string, err error) error { return p.runError(ctx, inst, stage, err) }
+
+	t, err := chromedp.Run(runCtx, func(_ context.Context, t *chromedp.Target) (*chromedp.Target, error) { return t, nil })
+	if err != nil {
+		return nil, fail("open tab", err)
+	}
+	mark := func(what string) {
+		p.log.DebugContext(ctx, "phase", "what", what, "ms", time.Since(start).Milliseconds())
+	}
+	mark("tab open")
+	tr.mu.Lock()
+	tr.mainFrame = cdp.FrameID(t.TargetID)
+	tr.mu.Unlock()
+
+	g := newGuard(p.opts.AllowPrivate, p.adHosts, req.BlockAds)
+	g.permit = p.permit
+	if g.active() {
+		wait := p.guardRequests(runCtx, t, g, tr)
+		defer func() { cancelRun(); wait() }()
+		if _, err := cdp.Call(runCtx, t, fetch.Enable, fetch.EnableParams{
+			Patterns: []*fetch.RequestPattern{{URLPattern: "*"}},
+		}); err != nil {
+			return nil, fail("enable request guard", err)
+		}
+	}
+	env, err := p.setup(runCtx, inst, t, req)
+	if err != nil {
+		return nil, fail("set up tab", err)
+	}
+
+	nav, err := cdp.Call(runCtx, t, page.Navigate, page.NavigateParams{URL: req.URL})
+	if err != nil {
+		return nil, fail("navigate", err)
+	}
+	if nav.ErrorText != "" || nav.IsDownload {
+		return nil, navError(req.URL, nav.ErrorText, nav.IsDownload, tr)
+	}
+	tr.mu.Lock()
+	tr.loaderID = nav.LoaderID
+	tr.mu.Unlock()
+	mark("navigated")
+
+	remaining := func() time.Duration { return time.Until(dl) }
+	if err := settle(runCtx, t, tr, min(smartWaitMax, remaining()/2)); err != nil {
+		return nil, fail("smart wait", err)
+	}
+	mark("settled")
+	if req.WaitFor > 0 {
+		if err := sleep(runCtx, req.WaitFor); err != nil {
+			return nil, fail("waitFor", err)
+		}
+	}
+
+	res = &Result{}
+	if len(req.Actions) > 0 {
+		env.Settle = func(ctx context.Context) error {
+			return settle(ctx, t, tr, min(settleMax, remaining()/3))
+		}
+		ar, err := actions.Run(runCtx, t, env, req.Actions)
+		if err != nil {
+			var ae *actions.Error
+			if errors.As(err, &ae) {
+				return nil, err
+			}
+			return nil, fail("actions", err)
+		}
+		res.Actions = &ar
+	}
+	if s := req.Screenshot; s != nil {
+		m, err := actions.Screenshot(runCtx, t, env, s.FullPage, s.Quality, nil)
+		if err != nil {
+			return nil, fail("screenshot", err)
+		}
+		res.Screenshot, res.ScreenshotType = m.Data, m.ContentType
+	}
+	page, err := actions.Capture(runCtx, t)
+	if err != nil {
+		var ae *actions.Error
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Reason)
+		}
+		return nil, fail("read html", err)
+	}
+	res.URL, res.HTML = page.URL, page.HTML
+
+	tr.mu.Lock()
+	resp := tr.mainResp
+	tr.mu.Unlock()
+	res.StatusCode, res.Header = http.StatusOK, http.Header{}
+	if resp != nil {
+		res.StatusCode = int(resp.Status)
+		for k, v := range resp.Headers {
+			s, _ := v.(string)
+			for line := range strings.SplitSeq(s, "\n") {
+				res.Header.Add(k, line)
+			}
+		}
+		res.ContentType = res.Header.Get("Content-Type")
+		if res.ContentType == "" {
+			res.ContentType = resp.MimeType
+		}
+	}
+	p.log.DebugContext(ctx, "render done", "url", req.URL, "status", res.StatusCode, "elapsed_ms", time.Since(start).Milliseconds())
+	return res, nil
+}
+
+// setup applies the request's emulation to the tab before navigation and
+// returns the actions environment.
+func (p *Pool) setup(ctx context.Context, inst *instance, t *chromedp.Target, req Request) (actions.Env, error) {
+	env := actions.Env{Viewport: Viewport{Width: desktopWidth, Height: desktopHeight}, Mobile: req.Mobile}
+	if req.Mobile {
+		env.Viewport = Viewport{Width: mobileWidth, Height: mobileHeight}
+	}
+	if s := req.Screenshot; s != nil && s.Viewport != nil {
+		env.Viewport = *s.Viewport
+	}
+	scripts := []string{instrumentScript}
+	if req.BlockAds {
+		scripts = append(scripts, hideBannersScript())
+	}
+	for _, src := range scripts {
+		if _, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src}); err != nil {
+			return env, err
+		}
+	}
+	if _, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+		Width: int64(env.Viewport.Width), Height: int64(env.Viewport.Height), DeviceScaleFactor: 1, Mobile: req.Mobile,
+	}); err != nil {
+		return env, err
+	}
+	ua, platform := inst.userAgent, "Linux x86_64"
+	if req.Mobile {
+		if _, err := cdp.Call(ctx, t, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 5}); err != nil {
+			return env, err
+		}
+		ua = "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" + inst.major + ".0.0.0 Mobile Safari/537.36"
+		platform = "Linux armv8l"
+	}
+	headers := network.Headers{}
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, "User-Agent") {
+			ua = v
+			continue
+		}
+		headers[k] = v
+	}
+	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+		UserAgent: ua, AcceptLanguage: acceptLanguage(req.Languages), Platform: platform,
+	}); err != nil {
+		return env, err
+	}
+	if len(req.Languages) > 0 {
+		if _, err := cdp.Call(ctx, t, emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: req.Languages[0]}); err != nil {
+			p.log.WarnContext(ctx, "locale override refused", "locale", req.Languages[0], "err", err)
+		}
+	}
+	if req.Timezone != "" {
+		if _, err := cdp.Call(ctx, t, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: req.Timezone}); err != nil {
+			p.log.WarnContext(ctx, "timezone override refused", "timezone", req.Timezone, "err", err)
+		}
+	}
+	if len(headers) > 0 {
+		if _, err := cdp.Call(ctx, t, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: headers}); err != nil {
+			return env, err
+		}
+	}
+	if req.SkipTLSVerify {
+		if _, err := cdp.Call(ctx, t, security.SetIgnoreCertificateErrors, security.SetIgnoreCertificateErrorsParams{Ignore: true}); err != nil {
+			return env, err
+		}
+	}
+	return env, nil
+}
+
+// acceptLanguage joins locale tags in priority order; Chrome adds the
+// q-values itself ("de-DE,en" is sent as "de-DE,en;q=0.9").
+func acceptLanguage(langs []string) string {
+	var out []string
+	for _, l := range langs {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// guardRequests answers every paused request of the tab: continue, or fail
+// it when the guard refuses it. The returned func waits for the handlers,
+// which stop when ctx ends.
+func (p *Pool) guardRequests(ctx context.Context, t *chromedp.Target, g *guard, tr *tracker) func() {
+	events := cdp.Events(ctx, t, fetch.RequestPaused)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ev, err := range events {
+			if err != nil {
+				return
+			}
+			wg.Go(func() { p.decide(ctx, t, g, tr, ev) })
+		}
+	})
+	return wg.Wait
+}
+
+// decide checks one paused request.
+func (p *Pool) decide(ctx context.Context, t *chromedp.Target, g *guard, tr *tracker, ev fetch.EventRequestPaused) {
+	if ev.Request == nil {
+		return
+	}
+	tr.mu.Lock()
+	isMain := ev.ResourceType == network.ResourceTypeDocument && ev.FrameID == tr.mainFrame
+	tr.mu.Unlock()
+	v := g.check(ctx, ev.Request.URL, isMain)
+	if v == allow {
+		if _, err := cdp.Call(ctx, t, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID}); err != nil && ctx.Err() == nil {
+			p.log.DebugContext(ctx, "continue request", "url", ev.Request.URL, "err", err)
+		}
+		return
+	}
+	if v == blockPrivate {
+		p.log.InfoContext(ctx, "blocked request to a non-public address", "url", ev.Request.URL, "main", isMain)
+		tr.mu.Lock()
+		if isMain {
+			tr.mainBlock = true
+		}
+		tr.mu.Unlock()
+	}
+	if _, err := cdp.Call(ctx, t, fetch.FailRequest, fetch.FailRequestParams{
+		RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient,
+	}); err != nil && ctx.Err() == nil {
+		p.log.DebugContext(ctx, "fail request", "url", ev.Request.URL, "err", err)
+	}
+}
+
+// navError classifies a failed navigation.
+func navError(rawURL, text string, download bool, tr *tracker) error {
+	tr.mu.Lock()
+	blocked := tr.mainBlock
+	tr.mu.Unlock()
+	switch {
+	case blocked:
+		return fmt.Errorf("browser: navigate %s: %w", rawURL, ErrBlocked)
+	case download:
+		return fmt.Errorf("browser: navigate %s: the response is a download, not a page: %w", rawURL, ErrNavigation)
+	case strings.Contains(text, "ERR_NAME_NOT_RESOLVED") || strings.Contains(text, "ERR_NAME_RESOLUTION_FAILED"):
+		return fmt.Errorf("browser: navigate %s: %s: %w: %w", rawURL, text, ErrNavigation, ErrDNS)
+	case strings.Contains(text, "ERR_CERT_") || strings.Contains(text, "ERR_SSL_"):
+		return fmt.Errorf("browser: navigate %s: %s: %w: %w", rawURL, text, ErrNavigation, ErrTLS)
+	}
+	return fmt.Errorf("browser: navigate %s: %s: %w", rawURL, text, ErrNavigation)
+}
+
+// runError converts an error of a tab step: deadline -> ErrTimeout, a dead
+// Chrome -> ErrUnavailable.
+func (p *Pool) runError(ctx context.Context, inst *instance, stage string, err error) error {
+	if ctx.Err() != nil {
+		return ctxError(stage, ctx.Err())
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ctxError(stage, context.DeadlineExceeded)
+	}
+	if inst.ctx.Err() != nil || !p.alive(inst) {
+		return fmt.Errorf("browser: %s: chrome exited: %w (%v)", stage, ErrUnavailable, err)
+	}
+	return fmt.Errorf("browser: %s: %w", stage, err)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}

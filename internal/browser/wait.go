@@ -1,0 +1,188 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Smart-wait tuning. The page is settled when it has loaded, no request is
+// in flight and the DOM is quiet, and either
+//   - no short timer (setTimeout up to instrumentTimerMax) is pending and the
+//     network has been quiet for fastQuiet (the fast path: a static page
+//     settles about 100 ms after load), or
+//   - the network has been quiet for networkQuiet and the DOM for domQuiet
+//     (pages that keep rescheduling timers).
+const (
+	pollEvery    = 25 * time.Millisecond
+	fastQuiet    = 100 * time.Millisecond
+	networkQuiet = 500 * time.Millisecond
+	domQuiet     = 300 * time.Millisecond
+	// smartWaitMax caps the smart wait; reaching it is not an error.
+	smartWaitMax = 10 * time.Second
+	// settleMax caps the wait after one action.
+	settleMax = 5 * time.Second
+)
+
+// instrumentScript runs before any page script of every document: it counts
+// pending short timers and DOM mutations, read by idleExpr.
+const instrumentScript = `(() => {
+  const K = Symbol.for('firegate.idle');
+  if (window[K]) return;
+  const st = window.setTimeout, ct = window.clearTimeout;
+  const pending = new Set();
+  let muts = 0;
+  window.setTimeout = function setTimeout(fn, delay, ...args) {
+    const d = Number(delay) || 0;
+    if (typeof fn !== 'function' || d > 3000) return st.call(window, fn, delay, ...args);
+    const id = st.call(window, function () { pending.delete(id); return fn.apply(this, args); }, d);
+    pending.add(id);
+    return id;
+  };
+  window.clearTimeout = function clearTimeout(id) { pending.delete(id); return ct.call(window, id); };
+  Object.defineProperty(window, K, { value: () => [pending.size, muts, document.readyState] });
+  new MutationObserver((l) => { muts += l.length; })
+    .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+})();`
+
+// idleExpr reads the instrumentation: [pending timers, mutations, readyState].
+const idleExpr = `(() => { const f = window[Symbol.for('firegate.idle')]; return f ? f() : [0, -1, document.readyState]; })()`
+
+// hideBannersScript injects cookieBannerCSS into every document.
+func hideBannersScript() string {
+	css, _ := json.Marshal(cookieBannerCSS) // a string always marshals
+	return `(() => { const s = document.createElement('style'); s.textContent = ` + string(css) + `;
+  const add = () => (document.head || document.documentElement).appendChild(s);
+  if (document.documentElement) add(); else document.addEventListener('readystatechange', add, { once: true }); })();`
+}
+
+// tracker follows one tab's network activity from its events. Its methods
+// are safe for concurrent use; onEvent runs on chromedp's reader goroutine.
+type tracker struct {
+	mu        sync.Mutex
+	mainFrame cdp.FrameID
+	loaderID  cdp.LoaderID // of the navigation whose response we report
+	mainResp  *network.Response
+	inflight  map[network.RequestID]bool
+	lastNet   time.Time
+	loading   bool // main frame between started and stopped loading
+	blockedOn string
+	mainBlock bool // the main document was refused by the guard
+}
+
+func newTracker() *tracker {
+	return &tracker{inflight: map[network.RequestID]bool{}, lastNet: time.Now()}
+}
+
+// ignoredType reports resource types that never finish on their own.
+func ignoredType(t network.ResourceType) bool {
+	switch t {
+	case network.ResourceTypeEventSource, network.ResourceTypeWebSocket, network.ResourceTypePing,
+		network.ResourceTypePrefetch, network.ResourceTypeCSPViolationReport:
+		return true
+	}
+	return false
+}
+
+func (tr *tracker) onEvent(ev any) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	switch ev := ev.(type) {
+	case *network.EventRequestWillBeSent:
+		if ev.Request == nil || ignoredType(ev.Type) || strings.HasPrefix(ev.Request.URL, "data:") {
+			return
+		}
+		tr.inflight[ev.RequestID] = true
+		tr.lastNet = time.Now()
+	case *network.EventLoadingFinished:
+		tr.done(ev.RequestID)
+	case *network.EventLoadingFailed:
+		tr.done(ev.RequestID)
+	case *network.EventResponseReceived:
+		if ev.Type == network.ResourceTypeDocument && ev.FrameID == tr.mainFrame &&
+			(tr.loaderID == "" || ev.LoaderID == tr.loaderID) {
+			tr.mainResp = ev.Response
+		}
+	case *page.EventFrameStartedLoading:
+		if ev.FrameID == tr.mainFrame {
+			tr.loading = true
+			tr.lastNet = time.Now()
+		}
+	case *page.EventFrameStoppedLoading:
+		if ev.FrameID == tr.mainFrame {
+			tr.loading = false
+			tr.lastNet = time.Now()
+		}
+	}
+}
+
+func (tr *tracker) done(id network.RequestID) {
+	if tr.inflight[id] {
+		delete(tr.inflight, id)
+		tr.lastNet = time.Now()
+	}
+}
+
+// netState returns the number of requests in flight, whether the main frame
+// is loading, and how long the network has been quiet.
+func (tr *tracker) netState() (int, bool, time.Duration) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.inflight), tr.loading, time.Since(tr.lastNet)
+}
+
+// settle waits until the page is settled (see the constants above) or
+// budget has passed; only ctx ending is an error.
+func settle(ctx context.Context, t *chromedp.Target, tr *tracker, budget time.Duration) error {
+	if dl, ok := ctx.Deadline(); ok {
+		budget = min(budget, time.Until(dl))
+	}
+	if budget <= 0 {
+		return ctx.Err()
+	}
+	end := time.Now().Add(budget)
+	lastMuts := int64(-2)
+	lastMut := time.Now()
+	for {
+		inflight, loading, netQuiet := tr.netState()
+		var st []any
+		res, err := cdp.Call(ctx, t, runtime.Evaluate, runtime.EvaluateParams{Expression: idleExpr, ReturnByValue: new(true)})
+		if err == nil && res.ExceptionDetails == nil && res.Result != nil {
+			_ = json.Unmarshal(res.Result.Value, &st)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if len(st) == 3 {
+			timers, _ := st[0].(float64)
+			muts, _ := st[1].(float64)
+			ready, _ := st[2].(string)
+			if int64(muts) != lastMuts {
+				lastMuts, lastMut = int64(muts), time.Now()
+			}
+			dq := time.Since(lastMut)
+			if ready == "complete" && inflight == 0 && !loading && dq >= fastQuiet &&
+				((timers == 0 && netQuiet >= fastQuiet) || (netQuiet >= networkQuiet && dq >= domQuiet)) {
+				return nil
+			}
+		}
+		if time.Now().After(end) {
+			return nil
+		}
+		tm := time.NewTimer(pollEvery)
+		select {
+		case <-ctx.Done():
+			tm.Stop()
+			return ctx.Err()
+		case <-tm.C:
+		}
+	}
+}
