@@ -211,8 +211,8 @@ func Capture(ctx context.Context, t *chromedp.Target) (Scrape, error) {
 }
 
 // Execute runs script in the page and returns its value. The script may be
-// an expression or statements (the value of the last one is returned, and
-// top-level await works), or a function body using return. Promises are
+// an expression or statements (the value of the last one is returned), may
+// use top-level await, or may be a function body using return. Promises are
 // awaited; a throw or a rejection is an *Error reason.
 func Execute(ctx context.Context, t *chromedp.Target, script string) (JSReturn, error) {
 	params := runtime.EvaluateParams{
@@ -220,17 +220,22 @@ func Execute(ctx context.Context, t *chromedp.Target, script string) (JSReturn, 
 		ReturnByValue: new(true),
 		AwaitPromise:  new(true),
 		UserGesture:   new(true),
-		ReplMode:      new(true),
 	}
 	res, err := cdp.Call(ctx, t, runtime.Evaluate, params)
 	if err != nil {
 		return JSReturn{}, err
 	}
-	if d := res.ExceptionDetails; d != nil && d.Exception != nil && d.Exception.ClassName == "SyntaxError" &&
-		strings.Contains(d.Exception.Description, "Illegal return") {
-		// A function body: the syntax error means nothing ran, so wrap it.
-		params.Expression = "(async () => {\n" + script + "\n})()"
-		params.ReplMode = nil
+	// A syntax error means nothing ran, so another form can be tried.
+	if d := res.ExceptionDetails; d != nil && d.Exception != nil && d.Exception.ClassName == "SyntaxError" {
+		switch desc := d.Exception.Description; {
+		case strings.Contains(desc, "Illegal return"):
+			params.Expression = "(async () => {\n" + script + "\n})()"
+		case strings.Contains(desc, "await"):
+			// Top-level await: REPL mode keeps the last value.
+			params.ReplMode = new(true)
+		default:
+			return JSReturn{}, reason("script error: %s", exceptionText(d))
+		}
 		if res, err = cdp.Call(ctx, t, runtime.Evaluate, params); err != nil {
 			return JSReturn{}, err
 		}
