@@ -1,0 +1,211 @@
+// Package media stores screenshots and PDFs produced by scrapes as files in
+// one directory, under unguessable ids, for a limited time (24 hours by
+// default, as the API promises for screenshot URLs). Expired files are not
+// served and are deleted by a janitor.
+package media
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// ErrNotFound is returned by Open for an unknown, malformed or expired id.
+var ErrNotFound = errors.New("media: not found")
+
+// DefaultTTL is how long a stored file is served.
+const DefaultTTL = 24 * time.Hour
+
+// idPattern is the shape of every id: 128 random bits in hex and an
+// extension naming the content type.
+var idPattern = regexp.MustCompile(`^[0-9a-f]{32}\.(png|jpg|webp|pdf|bin)$`)
+
+// tmpPrefix marks files being written.
+const tmpPrefix = ".tmp-"
+
+// extension returns the file extension for a content type.
+func extension(contentType string) string {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch mt {
+	case "image/png":
+		return "png"
+	case "image/jpeg":
+		return "jpg"
+	case "image/webp":
+		return "webp"
+	case "application/pdf":
+		return "pdf"
+	}
+	return "bin"
+}
+
+// contentTypeOf returns the content type for an id's extension.
+func contentTypeOf(id string) string {
+	switch filepath.Ext(id) {
+	case ".png":
+		return "image/png"
+	case ".jpg":
+		return "image/jpeg"
+	case ".webp":
+		return "image/webp"
+	case ".pdf":
+		return "application/pdf"
+	}
+	return "application/octet-stream"
+}
+
+// Options configures a Store.
+type Options struct {
+	Dir string        // created if missing
+	TTL time.Duration // 0 means DefaultTTL
+}
+
+// Store is a directory of expiring media files. It is safe for concurrent
+// use, also by several processes sharing the directory.
+type Store struct {
+	dir string
+	ttl time.Duration
+	log *slog.Logger
+	now func() time.Time
+}
+
+// New opens (creating it if needed) the store directory.
+func New(opts Options, log *slog.Logger) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("media: no directory")
+	}
+	if opts.TTL <= 0 {
+		opts.TTL = DefaultTTL
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("media: create dir: %w", err)
+	}
+	return &Store{dir: opts.Dir, ttl: opts.TTL, log: log, now: time.Now}, nil
+}
+
+// TTL returns how long a file is served after Put.
+func (s *Store) TTL() time.Duration { return s.ttl }
+
+// Put stores data and returns its id, such as "3f9c...e1.png"; the
+// extension follows contentType (png, jpg, webp, pdf, else bin).
+func (s *Store) Put(ctx context.Context, data []byte, contentType string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	id := hex.EncodeToString(b[:]) + "." + extension(contentType)
+	f, err := os.CreateTemp(s.dir, tmpPrefix+"*")
+	if err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		_ = os.Remove(f.Name())
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	if err := os.Rename(f.Name(), filepath.Join(s.dir, id)); err != nil {
+		_ = os.Remove(f.Name())
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	return id, nil
+}
+
+// Open returns the file of id with its content type and time of storage,
+// for http.ServeContent. Unknown, malformed and expired ids give
+// ErrNotFound; an expired file is deleted.
+func (s *Store) Open(id string) (io.ReadSeekCloser, string, time.Time, error) {
+	if !idPattern.MatchString(id) {
+		return nil, "", time.Time{}, ErrNotFound
+	}
+	path := filepath.Join(s.dir, id)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, "", time.Time{}, ErrNotFound
+	}
+	if err != nil {
+		return nil, "", time.Time{}, fmt.Errorf("media: open: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, "", time.Time{}, fmt.Errorf("media: open: %w", err)
+	}
+	if s.expired(fi.ModTime()) {
+		f.Close()
+		_ = os.Remove(path)
+		return nil, "", time.Time{}, ErrNotFound
+	}
+	return f, contentTypeOf(id), fi.ModTime(), nil
+}
+
+func (s *Store) expired(mod time.Time) bool { return s.now().Sub(mod) >= s.ttl }
+
+// Sweep deletes expired files (and abandoned partial writes) and returns
+// how many it deleted.
+func (s *Store) Sweep(ctx context.Context) (int, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, fmt.Errorf("media: sweep: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return n, fmt.Errorf("media: sweep: %w", err)
+		}
+		name := e.Name()
+		if !idPattern.MatchString(name) && !strings.HasPrefix(name, tmpPrefix) {
+			continue
+		}
+		fi, err := e.Info()
+		if err != nil || !s.expired(fi.ModTime()) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(s.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	if err := errors.Join(errs...); err != nil {
+		return n, fmt.Errorf("media: sweep: %w", err)
+	}
+	return n, nil
+}
+
+// RunJanitor sweeps now and then every interval (0 means one hour) until
+// ctx ends. Run it in its own goroutine.
+func (s *Store) RunJanitor(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = time.Hour
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		n, err := s.Sweep(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "media sweep failed", "err", err)
+		} else if n > 0 {
+			s.log.InfoContext(ctx, "media expired files deleted", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
