@@ -1,8 +1,9 @@
 package scrape
 
 import (
+	"bytes"
 	"encoding/json"
-	"maps"
+	"slices"
 )
 
 // Document is the data member of a scrape response. Pointer and slice fields
@@ -53,7 +54,7 @@ type JavascriptValue struct {
 type Metadata struct {
 	// Page holds title, description, language, og:*, twitter:*, ... as
 	// string or []string values, keyed as the API names them.
-	Page map[string]any
+	Page map[string]any `json:"-"`
 
 	SourceURL     string  `json:"sourceURL"`
 	URL           string  `json:"url"`
@@ -71,22 +72,49 @@ type Metadata struct {
 	ConcurrencyMS *int64  `json:"concurrencyQueueDurationMs,omitempty"`
 }
 
-// MarshalJSON flattens Page into the metadata object.
+// isServiceKey reports whether k is a metadata key the service sets; page
+// metadata of that name is dropped so it can never override it.
+func isServiceKey(k string) bool {
+	switch k {
+	case "sourceURL", "url", "statusCode", "contentType", "scrapeId", "proxyUsed", "cacheState", "cachedAt",
+		"creditsUsed", "error", "numPages", "totalPages", "concurrencyLimited", "concurrencyQueueDurationMs":
+		return true
+	}
+	return false
+}
+
+// MarshalJSON flattens Page into the metadata object: page keys first
+// (sorted), then the service fields.
 func (m Metadata) MarshalJSON() ([]byte, error) {
 	type plain Metadata
 	fixed, err := json.Marshal(plain(m))
-	if err != nil {
-		return nil, err
+	if err != nil || len(m.Page) == 0 {
+		return fixed, err
 	}
-	if len(m.Page) == 0 {
-		return fixed, nil
+	keys := make([]string, 0, len(m.Page))
+	for k := range m.Page {
+		if !isServiceKey(k) {
+			keys = append(keys, k)
+		}
 	}
-	var out map[string]any
-	if err := json.Unmarshal(fixed, &out); err != nil {
-		return nil, err
+	slices.Sort(keys)
+	var b bytes.Buffer
+	b.Grow(len(fixed) + 64*len(keys))
+	b.WriteByte('{')
+	for _, k := range keys {
+		kb, err := json.Marshal(k)
+		if err != nil {
+			return nil, err
+		}
+		vb, err := json.Marshal(m.Page[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+		b.WriteByte(',')
 	}
-	merged := make(map[string]any, len(out)+len(m.Page))
-	maps.Copy(merged, m.Page)
-	maps.Copy(merged, out)
-	return json.Marshal(merged)
+	b.Write(fixed[1:])
+	return b.Bytes(), nil
 }

@@ -154,13 +154,19 @@ func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document) 
 	if err != nil {
 		return fmt.Errorf("%w: final url %q: %v", ErrSite, resp.URL, err)
 	}
-	base := pagemeta.BaseURL(root, pageURL)
-	doc.Metadata.Page = pagemeta.Metadata(root, base)
-	if opts.HasFormat(FormatLinks) {
-		doc.Links = nonNil(pagemeta.Links(root, base))
-	}
-	if opts.HasFormat(FormatImages) {
-		doc.Images = nonNil(pagemeta.Images(root, base))
+	var base *url.URL
+	if opts.HasFormat(FormatLinks) || opts.HasFormat(FormatImages) {
+		page := pagemeta.Extract(root, pageURL) // one walk for all of it
+		base, doc.Metadata.Page = page.Base, page.Metadata
+		if opts.HasFormat(FormatLinks) {
+			doc.Links = nonNil(page.Links)
+		}
+		if opts.HasFormat(FormatImages) {
+			doc.Images = nonNil(page.Images)
+		}
+	} else {
+		base = pagemeta.BaseURL(root, pageURL)
+		doc.Metadata.Page = pagemeta.Metadata(root, base)
 	}
 	if f, ok := opts.FormatOf(FormatAttributes); ok {
 		sels := make([]pagemeta.AttributeSelector, len(f.Selectors))
