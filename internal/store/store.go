@@ -15,6 +15,10 @@ var ErrNotFound = errors.New("store: not found")
 // ErrConflict is returned when a unique constraint would be violated.
 var ErrConflict = errors.New("store: conflict")
 
+// ErrInsufficientCredits is returned by ChargeCredits when a limited team's
+// remaining balance is below the charge (and the charge may not be clamped).
+var ErrInsufficientCredits = errors.New("store: insufficient credits")
+
 // Team owns API keys; every operation is scoped to one team.
 type Team struct {
 	ID        string // UUID
@@ -54,8 +58,98 @@ type Store interface {
 	ListAPIKeys(ctx context.Context, teamID string) ([]APIKey, error)
 	// CountAPIKeys counts active keys of all teams.
 	CountAPIKeys(ctx context.Context) (int, error)
+
+	// CreditBalance returns a team's balance; ErrNotFound if the team does
+	// not exist. A team is unlimited until SetCredits is called for it.
+	CreditBalance(ctx context.Context, teamID string) (Balance, error)
+	// SetCredits makes the team limited with exactly credits remaining and
+	// plan credits; ErrNotFound if the team does not exist.
+	SetCredits(ctx context.Context, teamID string, credits int64) (Balance, error)
+	// AddCredits adds credits (>= 0) to a limited team's remaining and plan
+	// credits; an unlimited team stays unlimited. ErrNotFound if the team
+	// does not exist.
+	AddCredits(ctx context.Context, teamID string, credits int64) (Balance, error)
+	// SetUnlimited removes a team's limit; ErrNotFound if the team does not
+	// exist.
+	SetUnlimited(ctx context.Context, teamID string) error
+	// ChargeCredits atomically checks and decrements a limited team's
+	// balance (never below zero) and records the usage in the same
+	// transaction; concurrent charges never lose an update. Unlimited teams
+	// are charged nothing but their usage is recorded. When the balance is
+	// short it returns ErrInsufficientCredits and changes nothing, unless
+	// c.Clamp is set, in which case it takes what remains. A charge whose
+	// IdempotencyKey the team already used changes nothing and returns the
+	// first usage with Duplicate set. ErrNotFound if the team does not exist.
+	ChargeCredits(ctx context.Context, c Charge) (ChargeResult, error)
+	// CreditUsageByPeriod sums a team's recorded usage per calendar month
+	// (UTC) whose start lies in [from, to), ascending; with byAPIKey the sums
+	// are also split by API key (ascending key id, "" first). Months without
+	// usage are omitted. ErrNotFound if the team does not exist.
+	CreditUsageByPeriod(ctx context.Context, teamID string, from, to time.Time, byAPIKey bool) ([]UsagePeriod, error)
 	// Ping checks the store is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
 	Close() error
+}
+
+// Balance is a team's credit balance.
+type Balance struct {
+	Unlimited bool  // no limit: Remaining and Plan are 0 and meaningless
+	Remaining int64 // credits left, never negative
+	Plan      int64 // credits granted: the last SetCredits plus later AddCredits
+}
+
+// Charge is one debit of a team's credits.
+type Charge struct {
+	TeamID  string
+	Credits int64 // >= 0; 0 records nothing
+	// Kind says what was charged for: "scrape", "crawl", "map", ...
+	Kind string
+	// APIKeyID, optional, is the key the work was done with, for usage
+	// reports by key.
+	APIKeyID string
+	// IdempotencyKey, optional, makes a repeated charge a no-op: a team's
+	// second charge with the same key charges nothing.
+	IdempotencyKey string
+	// Clamp takes whatever remains when the balance is short, instead of
+	// failing: for charging after the work was already done.
+	Clamp bool
+}
+
+// ChargeResult is the outcome of ChargeCredits.
+type ChargeResult struct {
+	// Usage is the recorded usage row; on a Duplicate the first charge's.
+	// Its Credits is what was actually taken (less than asked when clamped).
+	// Zero when nothing was recorded (a charge of 0 credits).
+	Usage Usage
+	// Balance is the team's balance after the charge.
+	Balance Balance
+	// Duplicate reports that the idempotency key was already used.
+	Duplicate bool
+}
+
+// Usage is one recorded charge.
+type Usage struct {
+	ID             string // UUID
+	TeamID         string
+	APIKeyID       string // "" when none
+	Credits        int64
+	Kind           string
+	IdempotencyKey string // "" when none
+	CreatedAt      time.Time
+}
+
+// UsagePeriod is the credits used in one billing period [Start, End): a
+// calendar month in UTC.
+type UsagePeriod struct {
+	Start, End time.Time
+	APIKeyID   string // only when grouped by key; "" for usage without one
+	Credits    int64
+}
+
+// MonthStart returns the start of the calendar month (UTC) holding t: the
+// billing period start.
+func MonthStart(t time.Time) time.Time {
+	t = t.UTC()
+	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
 }

@@ -48,6 +48,18 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentCreateAPIKey", testConcurrentCreateAPIKey},
 		{"ConcurrentCreateTeam", testConcurrentCreateTeam},
 		{"CanceledContext", testCanceledContext},
+		{"CreditsDefaultUnlimited", testCreditsDefaultUnlimited},
+		{"SetAndAddCredits", testSetAndAddCredits},
+		{"CreditsNotFound", testCreditsNotFound},
+		{"NegativeCredits", testNegativeCredits},
+		{"ChargeCredits", testChargeCredits},
+		{"ChargeCreditsClamp", testChargeCreditsClamp},
+		{"ChargeCreditsIdempotent", testChargeCreditsIdempotent},
+		{"ChargeCreditsAPIKey", testChargeCreditsAPIKey},
+		{"ConcurrentCharges", testConcurrentCharges},
+		{"ConcurrentChargesRunOut", testConcurrentChargesRunOut},
+		{"ConcurrentIdempotentCharges", testConcurrentIdempotentCharges},
+		{"CreditUsageByPeriod", testCreditUsageByPeriod},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS credit_usage;
+DROP TABLE IF EXISTS team_credits;
