@@ -146,9 +146,9 @@ func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document) 
 	if opts.HasFormat(FormatRawHTML) {
 		doc.RawHTML = &raw
 	}
-	root, err := html.Parse(strings.NewReader(raw))
+	root, err := parseHTML(raw)
 	if err != nil {
-		return fmt.Errorf("%w: parse html: %v", ErrSite, err)
+		return err
 	}
 	pageURL, err := url.Parse(resp.URL)
 	if err != nil {

@@ -302,3 +302,58 @@ func TestAcceptLanguage(t *testing.T) {
 		}
 	}
 }
+
+func TestHostilePages(t *testing.T) {
+	t.Parallel()
+	deep := "<html><body>" + strings.Repeat("<div>", 100000) + "<p>deep text survives</p>" + strings.Repeat("</div>", 100000) + "</body></html>"
+	huge := "<html><body>" + strings.Repeat("<p>lorem ipsum dolor sit amet</p>", 200000) + "</body></html>" // ~6.6 MB
+	binary := "<html><body>\x00\x01\x02\xff\xfe<p>after binary</p></body></html>"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/deep", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, deep) })
+	mux.HandleFunc("/huge", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, huge)
+	})
+	mux.HandleFunc("/binary", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, binary)
+	})
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
+	mux.HandleFunc("/misdeclared", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=shift_jis")
+		io.WriteString(w, "<html><body><p>naïve café</p></body></html>")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	e := newEngine(t, true) // MaxBodyBytes 1 MiB
+	ctx := context.Background()
+
+	doc, err := e.Scrape(ctx, defaults(srv.URL+"/deep", FormatMarkdown))
+	if err != nil || !strings.Contains(*doc.Markdown, "deep text survives") {
+		t.Errorf("deeply nested page: %v", err)
+	}
+	doc, err = e.Scrape(ctx, defaults(srv.URL+"/huge", FormatMarkdown))
+	if err != nil || doc.Warning == nil || !strings.Contains(*doc.Markdown, "lorem ipsum") || len(*doc.Markdown) > 1<<20 {
+		t.Errorf("huge page must be truncated with a warning: %v", err)
+	}
+	doc, err = e.Scrape(ctx, defaults(srv.URL+"/binary", FormatMarkdown))
+	if err != nil || !strings.Contains(*doc.Markdown, "after binary") {
+		t.Errorf("binary bytes in html: %v", err)
+	}
+	if _, err := e.Scrape(ctx, defaults(srv.URL+"/loop", FormatMarkdown)); !errors.Is(err, ErrSite) || !strings.Contains(err.Error(), "redirect") {
+		t.Errorf("redirect loop: %v", err)
+	}
+	doc, err = e.Scrape(ctx, defaults(srv.URL+"/misdeclared", FormatMarkdown))
+	if err != nil || doc.Markdown == nil || *doc.Markdown == "" {
+		t.Errorf("mis-declared charset: %v", err)
+	}
+}
+
+func TestFlattenDeep(t *testing.T) {
+	t.Parallel()
+	got := flattenDeep("<div><div><div><p>x</p></div></div><br><img src=a></div>", 2)
+	want := "<div><div>x</div><br><img src=a></div>"
+	if got != want {
+		t.Errorf("flattenDeep = %q, want %q", got, want)
+	}
+}
