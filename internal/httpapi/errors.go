@@ -22,11 +22,11 @@ type mapping struct {
 // messages. Order matters: the first row whose target matches wins.
 var errorTable = []mapping{
 	{auth.ErrInvalidKey, http.StatusUnauthorized, "UNAUTHORIZED", "Unauthorized: Invalid token"},
-	{scrape.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the page took longer than the timeout. Raise timeout or simplify the request."},
+	{scrape.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
 	{scrape.ErrNoCachedData, http.StatusNotFound, "SCRAPE_NO_CACHED_DATA", "No cached data is available for this URL that satisfies minAge."},
 	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},
 	{scrape.ErrForbidden, http.StatusForbidden, "FORBIDDEN", ""},
-	{scrape.ErrBlockedTarget, http.StatusForbidden, "SCRAPE_TARGET_NOT_ALLOWED", "The URL resolves to a loopback, private, link-local or metadata address, which this server does not fetch (ALLOW_PRIVATE_TARGETS=true allows it)."},
+	{scrape.ErrBlockedTarget, http.StatusForbidden, "SCRAPE_TARGET_NOT_ALLOWED", ""},
 	{scrape.ErrDNSResolution, http.StatusOK, "SCRAPE_DNS_RESOLUTION_ERROR", ""},
 	{scrape.ErrSSL, http.StatusInternalServerError, "SCRAPE_SSL_ERROR", ""},
 	{scrape.ErrUnsupportedFile, http.StatusInternalServerError, "SCRAPE_UNSUPPORTED_FILE_ERROR", ""},
@@ -61,9 +61,12 @@ func toAPIError(err error) *Error {
 	return &Error{Status: http.StatusInternalServerError, Code: "UNKNOWN_ERROR", err: err}
 }
 
-// userMessage is the error text without the package prefixes of the chain's
-// sentinels ("scrape: tls error: fetch: ..." reads badly); it keeps the
-// detail, which is what the user needs.
+// userMessage is the text for the API user: a *scrape.Failure carries one
+// written for them; other errors show their own text.
 func userMessage(err error) string {
+	var f *scrape.Failure
+	if errors.As(err, &f) {
+		return f.Msg
+	}
 	return err.Error()
 }

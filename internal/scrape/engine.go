@@ -63,7 +63,7 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 		SkipTLSVerify:  opts.SkipTLSVerification,
 	})
 	if err != nil {
-		return nil, classifyFetchError(ctx, err)
+		return nil, classifyFetchError(ctx, opts.URL, err)
 	}
 	if opts.WaitFor > 0 {
 		if err := sleep(ctx, opts.WaitFor); err != nil {
@@ -255,21 +255,39 @@ func contentTypeHeader(resp *fetch.Response) string {
 	return resp.ContentType
 }
 
-// classifyFetchError maps fetch errors to engine sentinels.
-func classifyFetchError(ctx context.Context, err error) error {
+// classifyFetchError maps fetch errors to engine sentinels, with a message
+// written for the API user (the cause stays in the chain for the logs).
+func classifyFetchError(ctx context.Context, rawURL string, err error) error {
+	host := rawURL
+	if u, perr := url.Parse(rawURL); perr == nil {
+		host = u.Hostname()
+	}
 	switch {
-	case errors.Is(err, fetch.ErrTimeout), errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("%w: %w", ErrTimeout, err)
-	case errors.Is(err, fetch.ErrDNS):
-		return fmt.Errorf("%w: %w", ErrDNSResolution, err)
-	case errors.Is(err, fetch.ErrTLS):
-		return fmt.Errorf("%w: %w", ErrSSL, err)
-	case errors.Is(err, fetch.ErrBlocked):
-		return fmt.Errorf("%w: %w", ErrBlockedTarget, err)
-	case errors.Is(err, context.Canceled):
+	case errors.Is(err, context.Canceled) && ctx.Err() != context.DeadlineExceeded:
 		return err
+	case errors.Is(err, fetch.ErrTimeout), errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &Failure{Kind: ErrTimeout, Msg: "The page took longer than the timeout to respond.", Cause: err}
+	case errors.Is(err, fetch.ErrDNS):
+		return &Failure{Kind: ErrDNSResolution, Msg: "DNS resolution failed for hostname: " + host + ". Check that the URL is correct and the site exists.", Cause: err}
+	case errors.Is(err, fetch.ErrTLS):
+		return &Failure{Kind: ErrSSL, Msg: "TLS error while connecting to " + host + ": the certificate could not be verified. Set skipTlsVerification to true to skip verification.", Cause: err}
+	case errors.Is(err, fetch.ErrBlocked):
+		return &Failure{Kind: ErrBlockedTarget, Msg: "The URL " + rawURL + " leads to a loopback, private, link-local or metadata address, which this server does not fetch (ALLOW_PRIVATE_TARGETS=true allows it).", Cause: err}
+	case errors.Is(err, fetch.ErrTooManyRedirects):
+		return &Failure{Kind: ErrSite, Msg: "The site " + host + " redirected too many times.", Cause: err}
 	default:
-		return fmt.Errorf("%w: %w", ErrSite, err)
+		return &Failure{Kind: ErrSite, Msg: "Could not fetch " + rawURL + ": " + rootCause(err), Cause: err}
+	}
+}
+
+// rootCause is the innermost error text, without package prefixes.
+func rootCause(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return strings.TrimPrefix(err.Error(), "fetch: ")
+		}
+		err = next
 	}
 }
 

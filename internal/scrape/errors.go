@@ -30,3 +30,16 @@ type FeatureError struct {
 func (e *FeatureError) Error() string {
 	return fmt.Sprintf("scrape: %s: %s", e.Feature, e.Reason)
 }
+
+// Failure is an engine error with a message written for the API user. It
+// matches its Kind (one of the sentinels above) and its Cause with errors.Is.
+type Failure struct {
+	Kind  error
+	Msg   string
+	Cause error
+}
+
+func (f *Failure) Error() string { return f.Msg }
+
+// Unwrap returns the kind and the cause.
+func (f *Failure) Unwrap() []error { return []error{f.Kind, f.Cause} }
