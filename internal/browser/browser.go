@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -81,6 +82,8 @@ type Pool struct {
 	log     *slog.Logger
 	slots   chan struct{}
 	adHosts []string
+	// closing tracks tabs being closed after their render returned.
+	closing sync.WaitGroup
 	// permit is a test hook passed to the request guard.
 	permit func(hostport string) bool
 
@@ -97,6 +100,8 @@ type instance struct {
 	dataDir     string // profile dir we created, removed on stop
 	userAgent   string // Chrome's UA with "Headless" removed
 	major       string // Chrome's major version
+	spares      chan *tab
+	refilling   atomic.Bool
 }
 
 // startTimeout bounds starting Chrome or connecting to it.
@@ -160,6 +165,7 @@ func (p *Pool) MaxTabs() int { return cap(p.slots) }
 // Close stops Chrome (or disconnects from a remote one) and waits for its
 // processes to exit. Renders after Close fail with ErrUnavailable.
 func (p *Pool) Close() error {
+	p.closing.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
@@ -277,7 +283,7 @@ func chromeFlags() []chromedp.ExecAllocatorOption {
 // answers, bounded by startTimeout and ctx.
 func (p *Pool) start(ctx context.Context) (*instance, error) {
 	base := context.WithoutCancel(ctx) // Chrome outlives the request
-	inst := &instance{}
+	inst := &instance{spares: make(chan *tab, spareTabs)}
 	var allocCtx context.Context
 	if p.opts.RemoteURL != "" {
 		allocCtx, inst.allocCancel = remote.NewAllocator(base, p.opts.RemoteURL)

@@ -467,7 +467,7 @@ func TestRenderLeavesNoTargets(t *testing.T) {
 	if _, err := p.Render(ctx, Request{URL: s.URL + "/"}); err != nil {
 		t.Fatal(err)
 	}
-	pagesBefore, _ := pageTargets(t, p)
+	pagesBefore, _, ctxBefore := quietTargets(t, p, -1)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
@@ -486,18 +486,34 @@ func TestRenderLeavesNoTargets(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	pages, all := pageTargets(t, p)
-	if pages != pagesBefore {
-		t.Errorf("%d page targets after %d renders, %d before (%d targets in all)", pages, n, pagesBefore, all)
+	pages, all, ctxAfter := quietTargets(t, p, pagesBefore)
+	if pages != pagesBefore || ctxAfter != ctxBefore {
+		t.Errorf("%d page targets and %d browser contexts after %d renders, %d and %d before (%d targets in all)",
+			pages, ctxAfter, n, pagesBefore, ctxBefore, all)
 	}
+}
+
+// quietTargets waits for closing tabs and the spare refill, then counts
+// page targets, all targets and browser contexts; with want >= 0 it polls
+// until the page count is want.
+func quietTargets(t *testing.T, p *Pool, want int) (pages, all, contexts int) {
+	t.Helper()
+	p.closing.Wait()
 	p.mu.Lock()
-	b := chromedp.FromContext(p.inst.ctx).Browser
+	inst := p.inst
 	p.mu.Unlock()
-	bcs, err := cdp.Call(ctx, b, target.GetBrowserContexts, cdp.Empty{})
+	for range 100 {
+		if !inst.refilling.Load() {
+			if pages, all = pageTargets(t, p); want < 0 || pages == want {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b := chromedp.FromContext(inst.ctx).Browser
+	bcs, err := cdp.Call(t.Context(), b, target.GetBrowserContexts, cdp.Empty{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bcs.BrowserContextIDs) != 0 {
-		t.Errorf("%d browser contexts left", len(bcs.BrowserContextIDs))
-	}
+	return pages, all, len(bcs.BrowserContextIDs)
 }

@@ -117,34 +117,22 @@ func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
 // render does one attempt of Render on inst.
 func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Result, err error) {
 	start := time.Now()
-	tr := newTracker()
-	tabCtx, tabCancel := chromedp.NewContext(inst.ctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(tr.onEvent))
-	defer func() {
-		cs := time.Now()
-		defer func() { p.log.DebugContext(ctx, "tab closed", "ms", time.Since(cs).Milliseconds()) }()
-		if cerr := chromedp.Cancel(tabCtx); cerr != nil && inst.ctx.Err() == nil {
-			p.log.WarnContext(ctx, "close tab", "err", cerr)
-		}
-		tabCancel()
-	}()
+	tb, err := p.takeTab(ctx, inst)
+	if err != nil {
+		return nil, p.runError(ctx, inst, "open tab", err)
+	}
+	// Close the tab after returning: the caller does not wait for it.
+	defer p.closing.Go(func() {
+		p.closeTab(context.WithoutCancel(ctx), inst, tb)
+		p.refill(inst)
+	})
+	t, tr := tb.t, tb.tr
 	dl, _ := ctx.Deadline()
-	runCtx, cancelRun := context.WithDeadline(tabCtx, dl)
+	runCtx, cancelRun := context.WithDeadline(tb.ctx, dl)
 	defer cancelRun()
 	stop := context.AfterFunc(ctx, cancelRun)
 	defer stop()
 	fail := func(stage string, err error) error { return p.runError(ctx, inst, stage, err) }
-
-	t, err := chromedp.Run(runCtx, func(_ context.Context, t *chromedp.Target) (*chromedp.Target, error) { return t, nil })
-	if err != nil {
-		return nil, fail("open tab", err)
-	}
-	mark := func(what string) {
-		p.log.DebugContext(ctx, "phase", "what", what, "ms", time.Since(start).Milliseconds())
-	}
-	mark("tab open")
-	tr.mu.Lock()
-	tr.mainFrame = cdp.FrameID(t.TargetID)
-	tr.mu.Unlock()
 
 	g := newGuard(p.opts.AllowPrivate, p.adHosts, req.BlockAds)
 	g.permit = p.permit
@@ -172,13 +160,11 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	tr.mu.Lock()
 	tr.loaderID = nav.LoaderID
 	tr.mu.Unlock()
-	mark("navigated")
 
 	remaining := func() time.Duration { return time.Until(dl) }
-	if err := settle(runCtx, t, tr, min(smartWaitMax, remaining()/2)); err != nil {
+	if err := settle(runCtx, t, tr, min(smartWaitMax, remaining()/2), false); err != nil {
 		return nil, fail("smart wait", err)
 	}
-	mark("settled")
 	if req.WaitFor > 0 {
 		if err := sleep(runCtx, req.WaitFor); err != nil {
 			return nil, fail("waitFor", err)
@@ -188,7 +174,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	res = &Result{}
 	if len(req.Actions) > 0 {
 		env.Settle = func(ctx context.Context) error {
-			return settle(ctx, t, tr, min(settleMax, remaining()/3))
+			return settle(ctx, t, tr, min(settleMax, remaining()/3), true)
 		}
 		ar, err := actions.Run(runCtx, t, env, req.Actions)
 		if err != nil {

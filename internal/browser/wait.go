@@ -22,8 +22,8 @@ import (
 //   - the network has been quiet for networkQuiet and the DOM for domQuiet
 //     (pages that keep rescheduling timers).
 const (
-	pollEvery    = 25 * time.Millisecond
-	fastQuiet    = 100 * time.Millisecond
+	pollEvery    = 15 * time.Millisecond
+	fastQuiet    = 50 * time.Millisecond
 	networkQuiet = 500 * time.Millisecond
 	domQuiet     = 300 * time.Millisecond
 	// smartWaitMax caps the smart wait; reaching it is not an error.
@@ -33,13 +33,14 @@ const (
 )
 
 // instrumentScript runs before any page script of every document: it counts
-// pending short timers and DOM mutations, read by idleExpr.
+// pending short timers and notes the time of the last DOM mutation, read by
+// idleExpr.
 const instrumentScript = `(() => {
   const K = Symbol.for('firegate.idle');
   if (window[K]) return;
   const st = window.setTimeout, ct = window.clearTimeout;
   const pending = new Set();
-  let muts = 0;
+  let last = performance.now();
   window.setTimeout = function setTimeout(fn, delay, ...args) {
     const d = Number(delay) || 0;
     if (typeof fn !== 'function' || d > 3000) return st.call(window, fn, delay, ...args);
@@ -48,13 +49,14 @@ const instrumentScript = `(() => {
     return id;
   };
   window.clearTimeout = function clearTimeout(id) { pending.delete(id); return ct.call(window, id); };
-  Object.defineProperty(window, K, { value: () => [pending.size, muts, document.readyState] });
-  new MutationObserver((l) => { muts += l.length; })
+  Object.defineProperty(window, K, { value: () => [pending.size, performance.now() - last, document.readyState] });
+  new MutationObserver(() => { last = performance.now(); })
     .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 })();`
 
-// idleExpr reads the instrumentation: [pending timers, mutations, readyState].
-const idleExpr = `(() => { const f = window[Symbol.for('firegate.idle')]; return f ? f() : [0, -1, document.readyState]; })()`
+// idleExpr reads the instrumentation: [pending timers, ms since the last DOM
+// mutation, readyState]. Without it (error pages) the DOM counts as quiet.
+const idleExpr = `(() => { const f = window[Symbol.for('firegate.idle')]; return f ? f() : [0, 1e9, document.readyState]; })()`
 
 // hideBannersScript injects cookieBannerCSS into every document.
 func hideBannersScript() string {
@@ -97,7 +99,9 @@ func (tr *tracker) onEvent(ev any) {
 	defer tr.mu.Unlock()
 	switch ev := ev.(type) {
 	case *network.EventRequestWillBeSent:
-		if ev.Request == nil || ignoredType(ev.Type) || strings.HasPrefix(ev.Request.URL, "data:") {
+		if ev.Request == nil || ignoredType(ev.Type) || strings.HasPrefix(ev.Request.URL, "data:") ||
+			(ev.Type == network.ResourceTypeOther && strings.HasSuffix(ev.Request.URL, "/favicon.ico")) {
+			// The browser's own favicon fetch is not the page's activity.
 			return
 		}
 		tr.inflight[ev.RequestID] = true
@@ -140,19 +144,23 @@ func (tr *tracker) netState() (int, bool, time.Duration) {
 }
 
 // settle waits until the page is settled (see the constants above) or
-// budget has passed; only ctx ending is an error.
-func settle(ctx context.Context, t *chromedp.Target, tr *tracker, budget time.Duration) error {
+// budget has passed; only ctx ending is an error. afterAction makes the
+// network count as quiet only from the call on, so that what the action
+// started (a navigation, a fetch) has time to show up.
+func settle(ctx context.Context, t *chromedp.Target, tr *tracker, budget time.Duration, afterAction bool) error {
 	if dl, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(dl))
 	}
 	if budget <= 0 {
 		return ctx.Err()
 	}
-	end := time.Now().Add(budget)
-	lastMuts := int64(-2)
-	lastMut := time.Now()
+	start := time.Now()
+	end := start.Add(budget)
 	for {
 		inflight, loading, netQuiet := tr.netState()
+		if afterAction {
+			netQuiet = min(netQuiet, time.Since(start))
+		}
 		var st []any
 		res, err := cdp.Call(ctx, t, runtime.Evaluate, runtime.EvaluateParams{Expression: idleExpr, ReturnByValue: new(true)})
 		if err == nil && res.ExceptionDetails == nil && res.Result != nil {
@@ -163,12 +171,9 @@ func settle(ctx context.Context, t *chromedp.Target, tr *tracker, budget time.Du
 		}
 		if len(st) == 3 {
 			timers, _ := st[0].(float64)
-			muts, _ := st[1].(float64)
+			quietMS, _ := st[1].(float64)
 			ready, _ := st[2].(string)
-			if int64(muts) != lastMuts {
-				lastMuts, lastMut = int64(muts), time.Now()
-			}
-			dq := time.Since(lastMut)
+			dq := time.Duration(quietMS * float64(time.Millisecond))
 			if ready == "complete" && inflight == 0 && !loading && dq >= fastQuiet &&
 				((timers == 0 && netQuiet >= fastQuiet) || (netQuiet >= networkQuiet && dq >= domQuiet)) {
 				return nil
