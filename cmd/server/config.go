@@ -24,6 +24,7 @@ type Config struct {
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: drain time on SIGTERM, default 30s
 	LogLevel        slog.Level    // LOG_LEVEL: debug, info (default), warn, error
 	LogFormat       string        // LOG_FORMAT: json (default) or text
+	PprofAddr       string        // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 }
 
 // Addr is the listen address.
@@ -42,6 +43,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		DatabaseURL:     getenv("DATABASE_URL"),
 		AuthMode:        "on",
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
+		PprofAddr:       getenv("PPROF_ADDR"),
 		FetchMaxBytes:   10 << 20,
 		ShutdownTimeout: 30 * time.Second,
 		LogLevel:        slog.LevelInfo,

@@ -32,14 +32,14 @@ func TestLoadConfigOverrides(t *testing.T) {
 	got, err := loadConfig(env(map[string]string{
 		"HOST": "127.0.0.1", "PORT": "8080", "DATA_DIR": "/tmp/x", "DATABASE_URL": "postgres://u@h/db",
 		"AUTH_MODE": "OFF", "BOOTSTRAP_API_KEY": "k", "ALLOW_PRIVATE_TARGETS": "true", "FETCH_MAX_BYTES": "2048",
-		"SHUTDOWN_TIMEOUT": "5s", "LOG_LEVEL": "debug", "LOG_FORMAT": "text",
+		"SHUTDOWN_TIMEOUT": "5s", "LOG_LEVEL": "debug", "LOG_FORMAT": "text", "PPROF_ADDR": "127.0.0.1:6060",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Host: "127.0.0.1", Port: 8080, DataDir: "/tmp/x", DatabaseURL: "postgres://u@h/db", AuthMode: "off",
 		BootstrapAPIKey: "k", AllowPrivate: true, FetchMaxBytes: 2048, ShutdownTimeout: 5 * time.Second,
-		LogLevel: slog.LevelDebug, LogFormat: "text"}
+		LogLevel: slog.LevelDebug, LogFormat: "text", PprofAddr: "127.0.0.1:6060"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
