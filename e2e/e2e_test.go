@@ -130,11 +130,9 @@ func startServer(t *testing.T, extra ...string) *server {
 	return nil
 }
 
-func TestScrapeOverHTTP(t *testing.T) {
-	site := targetSite(t)
-	srv := startServer(t)
-
-	body := `{"url":"` + site.URL + `/article","formats":["markdown","links"]}`
+// post sends a scrape body and decodes the answer into out.
+func post(t *testing.T, srv *server, body string, out any) int {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.url+"/v2/scrape", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+testKey)
 	req.Header.Set("Content-Type", "application/json")
@@ -143,6 +141,17 @@ func TestScrapeOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode
+}
+
+func TestScrapeOverHTTP(t *testing.T) {
+	site := targetSite(t)
+	srv := startServer(t)
+
+	body := `{"url":"` + site.URL + `/article","formats":["markdown","links"]}`
 	var got struct {
 		Success bool `json:"success"`
 		Data    struct {
@@ -151,17 +160,27 @@ func TestScrapeOverHTTP(t *testing.T) {
 			Metadata map[string]any `json:"metadata"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != 200 || !got.Success {
-		t.Fatalf("status %d success %v", resp.StatusCode, got.Success)
+	if status := post(t, srv, body, &got); status != 200 || !got.Success {
+		t.Fatalf("status %d success %v", status, got.Success)
 	}
 	if !strings.Contains(got.Data.Markdown, "# The Lighthouse Keeper") || strings.Contains(got.Data.Markdown, "Coastal Stories") {
 		t.Errorf("markdown:\n%s", got.Data.Markdown)
 	}
-	if got.Data.Metadata["url"] != site.URL+"/article" {
-		t.Errorf("metadata.url = %v", got.Data.Metadata["url"])
+	if got.Data.Metadata["url"] != site.URL+"/article" || got.Data.Metadata["cacheState"] != "miss" {
+		t.Errorf("metadata = %v", got.Data.Metadata)
+	}
+
+	// The same request again is served from the cache.
+	if status := post(t, srv, body, &got); status != 200 || got.Data.Metadata["cacheState"] != "hit" || got.Data.Metadata["cachedAt"] == nil {
+		t.Errorf("second scrape: %d %v", status, got.Data.Metadata)
+	}
+	// Lockdown never fetches; a page never scraped is a 404 with the contract's code.
+	var e struct {
+		Success bool   `json:"success"`
+		Code    string `json:"code"`
+	}
+	if status := post(t, srv, `{"url":"`+site.URL+`/text","lockdown":true}`, &e); status != 404 || e.Code != "SCRAPE_LOCKDOWN_CACHE_MISS" {
+		t.Errorf("lockdown miss: %d %+v", status, e)
 	}
 }
 

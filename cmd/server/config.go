@@ -24,6 +24,9 @@ type Config struct {
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: drain time on SIGTERM, default 30s
 	LogLevel        slog.Level    // LOG_LEVEL: debug, info (default), warn, error
 	LogFormat       string        // LOG_FORMAT: json (default) or text
+	RedisURL        string        // REDIS_URL: shared cache; empty = in-process cache
+	CacheMaxBytes   int64         // CACHE_MAX_BYTES: in-process cache bound, default 128 MiB
+	CacheTTL        time.Duration // CACHE_TTL: how long a cached document is kept, default 168h
 	PprofAddr       string        // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 }
 
@@ -44,6 +47,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		AuthMode:        "on",
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
 		PprofAddr:       getenv("PPROF_ADDR"),
+		RedisURL:        getenv("REDIS_URL"),
+		CacheMaxBytes:   128 << 20,
+		CacheTTL:        7 * 24 * time.Hour,
 		FetchMaxBytes:   10 << 20,
 		ShutdownTimeout: 30 * time.Second,
 		LogLevel:        slog.LevelInfo,
@@ -84,6 +90,20 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.ShutdownTimeout = d
 	}
+	if v := getenv("CACHE_MAX_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("CACHE_MAX_BYTES: %q must be a non-negative integer (0 disables the in-process cache)", v))
+		}
+		c.CacheMaxBytes = n
+	}
+	if v := getenv("CACHE_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("CACHE_TTL: %q is not a positive duration like 168h", v))
+		}
+		c.CacheTTL = d
+	}
 	if v := getenv("LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			errs = append(errs, fmt.Errorf("LOG_LEVEL: %q is not one of debug, info, warn, error", v))
@@ -104,6 +124,9 @@ func (c Config) validate() []error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT: %q must be json or text", c.LogFormat))
+	}
+	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
+		errs = append(errs, errors.New("REDIS_URL: must be a redis:// or rediss:// URL"))
 	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		errs = append(errs, errors.New("DATABASE_URL: must be a postgres:// URL"))

@@ -23,8 +23,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/firegate/firegate/internal/apikey"
 	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/httpapi"
 	"github.com/firegate/firegate/internal/scrape"
@@ -94,6 +97,25 @@ func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, 
 	return st, nil
 }
 
+// openCache returns Redis behind a circuit breaker when REDIS_URL is set
+// (a Redis outage degrades to no cache, never to failed scrapes), else the
+// bounded in-process cache; nil when CACHE_MAX_BYTES is 0.
+func openCache(cfg Config, log *slog.Logger) (cache.Cache, func(), error) {
+	if cfg.RedisURL != "" {
+		opts, err := cache.RedisOptions(cfg.RedisURL)
+		if err != nil {
+			return nil, nil, err
+		}
+		client := redis.NewClient(opts)
+		c := cache.NewResilient(cache.NewRedis(client, "firegate:doc:", log), log, cache.ResilientOptions{})
+		return c, func() { client.Close() }, nil
+	}
+	if cfg.CacheMaxBytes == 0 {
+		return nil, func() {}, nil
+	}
+	return cache.NewMemory(cfg.CacheMaxBytes), func() {}, nil
+}
+
 func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
@@ -108,9 +130,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		log.WarnContext(ctx, "auth disabled: any or no key is accepted", "auth_mode", cfg.AuthMode)
 	}
 
+	docCache, closeCache, err := openCache(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeCache()
 	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
 	api := httpapi.New(httpapi.Deps{
-		Scraper: scrape.New(fetcher, log),
+		Scraper: scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log}),
 		Auth:    auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
 		Log:     log,
 	})

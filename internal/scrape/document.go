@@ -118,3 +118,27 @@ func (m Metadata) MarshalJSON() ([]byte, error) {
 	b.Write(fixed[1:])
 	return b.Bytes(), nil
 }
+
+// UnmarshalJSON reads what MarshalJSON wrote: service fields into their
+// fields, every other key into Page.
+func (m *Metadata) UnmarshalJSON(b []byte) error {
+	type plain Metadata
+	var fixed plain
+	if err := json.Unmarshal(b, &fixed); err != nil {
+		return err
+	}
+	var all map[string]any
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for k := range all {
+		if isServiceKey(k) {
+			delete(all, k)
+		}
+	}
+	*m = Metadata(fixed)
+	if len(all) > 0 {
+		m.Page = all
+	}
+	return nil
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/net/html"
 
+	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/htmlclean"
 	"github.com/firegate/firegate/internal/markdown"
@@ -29,13 +30,30 @@ type Fetcher interface {
 
 // Engine turns validated Options into a Document.
 type Engine struct {
-	fetcher Fetcher
-	log     *slog.Logger
+	fetcher  Fetcher
+	cache    cache.Cache // nil: no cache
+	cacheTTL time.Duration
+	log      *slog.Logger
+	now      func() time.Time
 }
 
-// New returns an engine that fetches with f and logs to log.
-func New(f Fetcher, log *slog.Logger) *Engine {
-	return &Engine{fetcher: f, log: log}
+// Config holds the engine's collaborators and settings.
+type Config struct {
+	Fetcher Fetcher
+	// Cache stores documents for maxAge, minAge and lockdown; nil disables
+	// caching (cache-only requests then always miss).
+	Cache cache.Cache
+	// CacheTTL is how long an entry is kept; default 7 days.
+	CacheTTL time.Duration
+	Log      *slog.Logger
+}
+
+// New returns an engine.
+func New(c Config) *Engine {
+	if c.CacheTTL <= 0 {
+		c.CacheTTL = 7 * 24 * time.Hour
+	}
+	return &Engine{fetcher: c.Fetcher, cache: c.Cache, cacheTTL: c.CacheTTL, log: c.Log, now: time.Now}
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
@@ -44,16 +62,46 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	if err := checkSupported(&opts); err != nil {
 		return nil, err
 	}
-	if opts.Lockdown {
-		return nil, ErrLockdownCacheMiss
-	}
-	if opts.MinAge != nil {
-		return nil, ErrNoCachedData
-	}
-
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
+	cacheOnly := opts.Lockdown || opts.MinAge != nil
+	readCache := e.cache != nil && len(opts.Actions) == 0 && (cacheOnly || opts.MaxAge > 0)
+	var key string
+	if readCache || e.cache != nil {
+		key = cacheKey(&opts)
+	}
+	if readCache {
+		doc, err := e.fromCache(ctx, key, &opts)
+		if err == nil {
+			return doc, nil
+		}
+		if !errors.Is(err, cache.ErrMiss) {
+			return nil, err
+		}
+	}
+	if cacheOnly {
+		if opts.Lockdown {
+			return nil, ErrLockdownCacheMiss
+		}
+		return nil, ErrNoCachedData
+	}
+
+	doc, err := e.fresh(ctx, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if readCache {
+		doc.Metadata.CacheState = "miss"
+	}
+	if e.cache != nil && opts.StoreInCache && !opts.ZeroDataRetention && doc.Metadata.StatusCode < 500 {
+		e.store(ctx, key, doc)
+	}
+	return doc, nil
+}
+
+// fresh fetches and renders the page.
+func (e *Engine) fresh(ctx context.Context, opts *Options) (*Document, error) {
 	start := time.Now()
 	resp, err := e.fetcher.Do(ctx, fetch.Request{
 		URL:            opts.URL,
@@ -67,11 +115,10 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	}
 	if opts.WaitFor > 0 {
 		if err := sleep(ctx, opts.WaitFor); err != nil {
-			return nil, fmt.Errorf("%w: waitFor of %v exceeded the timeout", ErrTimeout, opts.WaitFor)
+			return nil, &Failure{Kind: ErrTimeout, Msg: fmt.Sprintf("waitFor of %v did not fit in the timeout.", opts.WaitFor), Cause: err}
 		}
 	}
-
-	doc, err := e.render(ctx, &opts, resp)
+	doc, err := e.render(ctx, opts, resp)
 	if err != nil {
 		return nil, err
 	}

@@ -89,7 +89,7 @@ func newSite(t *testing.T) *site {
 
 func newEngine(t *testing.T, allowPrivate bool) *Engine {
 	log := testenv.Logger(t)
-	return New(fetch.New(fetch.Options{AllowPrivate: allowPrivate, MaxBodyBytes: 1 << 20}, log), log)
+	return New(Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: allowPrivate, MaxBodyBytes: 1 << 20}, log), Log: log})
 }
 
 func TestScrapeArticle(t *testing.T) {
