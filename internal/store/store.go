@@ -86,6 +86,13 @@ type Store interface {
 	// are also split by API key (ascending key id, "" first). Months without
 	// usage are omitted. ErrNotFound if the team does not exist.
 	CreditUsageByPeriod(ctx context.Context, teamID string, from, to time.Time, byAPIKey bool) ([]UsagePeriod, error)
+
+	// TeamLimits returns a team's limit overrides (the zero value when none
+	// were set); ErrNotFound if the team does not exist.
+	TeamLimits(ctx context.Context, teamID string) (TeamLimits, error)
+	// SetTeamLimits replaces a team's limit overrides; ErrNotFound if the
+	// team does not exist.
+	SetTeamLimits(ctx context.Context, teamID string, l TeamLimits) error
 	// Ping checks the store is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
@@ -152,4 +159,16 @@ type UsagePeriod struct {
 func MonthStart(t time.Time) time.Time {
 	t = t.UTC()
 	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// TeamLimits are a team's overrides of the server's default limits.
+type TeamLimits struct {
+	// ConcurrencyLimit is the team's number of concurrent scrapes; nil
+	// uses the server default, 0 means unlimited.
+	ConcurrencyLimit *int
+	// RateMultiplier multiplies the base per-minute rate limits; nil uses
+	// the server default, 0 means unlimited.
+	RateMultiplier *int
+	// ZeroDataRetention allows the team to request zero data retention.
+	ZeroDataRetention bool
 }

@@ -60,6 +60,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentChargesRunOut", testConcurrentChargesRunOut},
 		{"ConcurrentIdempotentCharges", testConcurrentIdempotentCharges},
 		{"CreditUsageByPeriod", testCreditUsageByPeriod},
+		{"TeamLimits", testTeamLimits},
+		{"TeamLimitsNotFound", testTeamLimitsNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
