@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-
 	"github.com/firegate/firegate/internal/store"
 )
 
@@ -61,4 +60,3 @@ func checkLimits(l store.TeamLimits) error {
 	}
 	return nil
 }
-
