@@ -20,7 +20,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -97,11 +96,13 @@ type instance struct {
 	ctx         context.Context // root chromedp context; done when Chrome is gone
 	cancel      context.CancelFunc
 	allocCancel context.CancelFunc
-	dataDir     string // profile dir we created, removed on stop
-	userAgent   string // Chrome's UA with "Headless" removed
-	major       string // Chrome's major version
-	spares      chan *tab
-	refilling   atomic.Bool
+	dataDir     string     // profile dir we created, removed on stop
+	userAgent   string     // Chrome's UA with "Headless" removed
+	major       string     // Chrome's major version
+	free        chan *slot // idle slots; its capacity bounds the slots
+
+	mu     sync.Mutex
+	nslots int // slots that exist, free or in use
 }
 
 // startTimeout bounds starting Chrome or connecting to it.
@@ -283,7 +284,7 @@ func chromeFlags() []chromedp.ExecAllocatorOption {
 // answers, bounded by startTimeout and ctx.
 func (p *Pool) start(ctx context.Context) (*instance, error) {
 	base := context.WithoutCancel(ctx) // Chrome outlives the request
-	inst := &instance{spares: make(chan *tab, spareTabs)}
+	inst := &instance{free: make(chan *slot, cap(p.slots)+1)}
 	var allocCtx context.Context
 	if p.opts.RemoteURL != "" {
 		allocCtx, inst.allocCancel = remote.NewAllocator(base, p.opts.RemoteURL)

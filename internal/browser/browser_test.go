@@ -467,7 +467,7 @@ func TestRenderLeavesNoTargets(t *testing.T) {
 	if _, err := p.Render(ctx, Request{URL: s.URL + "/"}); err != nil {
 		t.Fatal(err)
 	}
-	pagesBefore, _, ctxBefore := quietTargets(t, p, -1)
+	p.closing.Wait()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
@@ -486,16 +486,26 @@ func TestRenderLeavesNoTargets(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	pages, all, ctxAfter := quietTargets(t, p, pagesBefore)
-	if pages != pagesBefore || ctxAfter != ctxBefore {
-		t.Errorf("%d page targets and %d browser contexts after %d renders, %d and %d before (%d targets in all)",
-			pages, ctxAfter, n, pagesBefore, ctxBefore, all)
+	p.closing.Wait()
+	p.mu.Lock()
+	inst := p.inst
+	p.mu.Unlock()
+	inst.mu.Lock()
+	slots := inst.nslots
+	inst.mu.Unlock()
+	// The first tab of the browser, and per slot its anchor and the tab
+	// opened for the next render.
+	want := 1 + 2*slots
+	pages, all, contexts := quietTargets(t, p, want)
+	if pages != want || contexts != slots || slots > cap(inst.free) {
+		t.Errorf("after %d renders: %d page targets (want %d), %d browser contexts for %d slots (max %d), %d targets in all",
+			n, pages, want, contexts, slots, cap(inst.free), all)
 	}
 }
 
-// quietTargets waits for closing tabs and the spare refill, then counts
-// page targets, all targets and browser contexts; with want >= 0 it polls
-// until the page count is want.
+// quietTargets waits for closing tabs, then counts page targets, all
+// targets and browser contexts; with want >= 0 it polls until the page
+// count is want.
 func quietTargets(t *testing.T, p *Pool, want int) (pages, all, contexts int) {
 	t.Helper()
 	p.closing.Wait()
@@ -503,10 +513,8 @@ func quietTargets(t *testing.T, p *Pool, want int) (pages, all, contexts int) {
 	inst := p.inst
 	p.mu.Unlock()
 	for range 100 {
-		if !inst.refilling.Load() {
-			if pages, all = pageTargets(t, p); want < 0 || pages == want {
-				break
-			}
+		if pages, all = pageTargets(t, p); want < 0 || pages == want {
+			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -516,4 +524,40 @@ func quietTargets(t *testing.T, p *Pool, want int) (pages, all, contexts int) {
 		t.Fatal(err)
 	}
 	return pages, all, len(bcs.BrowserContextIDs)
+}
+
+// TestRenderIsolation: what one render stores (cookies, local storage,
+// session storage, IndexedDB) is gone in the next, which reuses the slot.
+func TestRenderIsolation(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body><pre id="seen"></pre><script>
+const seen = {cookie: document.cookie, local: localStorage.getItem('k'), session: sessionStorage.getItem('k')};
+document.cookie = 'k=v; max-age=3600';
+localStorage.setItem('k', 'v');
+sessionStorage.setItem('k', 'v');
+document.getElementById('seen').textContent = JSON.stringify(seen);
+</script></body></html>`}, map[string]http.HandlerFunc{
+		"/set-cookie": func(w http.ResponseWriter, r *http.Request) {
+			http.SetCookie(w, &http.Cookie{Name: "server", Value: "1", MaxAge: 3600, Path: "/"})
+			fmt.Fprint(w, "<html><body>set</body></html>")
+		},
+	})
+	ctx := testCtx(t, 30*time.Second)
+	for i := range 4 {
+		res, err := p.Render(ctx, Request{URL: s.URL + "/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.HTML, `{"cookie":"","local":null,"session":null}`) {
+			t.Errorf("render %d saw state: %s", i, res.HTML)
+		}
+		if _, err := p.Render(ctx, Request{URL: s.URL + "/set-cookie"}); err != nil {
+			t.Fatal(err)
+		}
+		p.closing.Wait() // let the slot come back, so the next render reuses it
+	}
+	if r := s.request("/"); r.Header.Get("Cookie") != "" {
+		t.Errorf("cookie sent: %q", r.Header.Get("Cookie"))
+	}
 }

@@ -117,15 +117,15 @@ func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
 // render does one attempt of Render on inst.
 func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Result, err error) {
 	start := time.Now()
-	tb, err := p.takeTab(ctx, inst)
+	s, tb, err := p.takeTab(ctx, inst)
 	if err != nil {
 		return nil, p.runError(ctx, inst, "open tab", err)
 	}
 	// Close the tab after returning: the caller does not wait for it.
-	defer p.closing.Go(func() {
-		p.closeTab(context.WithoutCancel(ctx), inst, tb)
-		p.refill(inst)
-	})
+	defer func() {
+		ok := err == nil
+		p.closing.Go(func() { p.releaseTab(context.WithoutCancel(ctx), inst, s, tb, ok) })
+	}()
 	t, tr := tb.t, tb.tr
 	dl, _ := ctx.Deadline()
 	runCtx, cancelRun := context.WithDeadline(tb.ctx, dl)

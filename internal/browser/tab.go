@@ -7,19 +7,43 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/storage"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
-// tabOpenTimeout bounds opening a tab.
+// Tabs and browser contexts.
+//
+// Every render gets a new tab (target) that is closed when it ends. The tab
+// lives in a browser context (its own cookies, storage and cache) that no
+// other render uses at the same time. Opening a browser context costs a new
+// window, which is several times the cost of a tab, so contexts are kept in
+// slots: a slot is a context whose window is held open by an idle anchor
+// tab. After a render succeeds, the slot's cookies and the storage of every
+// origin the page touched are cleared, its tab is closed, the next tab is
+// opened ahead of time and the slot goes back to the free list. A slot is
+// disposed of (with everything in it) after a failed render, after
+// recycleAfter renders, or when cleaning fails.
+
+// tabOpenTimeout bounds opening a tab or a slot.
 const tabOpenTimeout = 15 * time.Second
 
-// spareTabs is how many opened tabs wait for the next render, so that a
-// render does not pay for opening its tab.
-const spareTabs = 1
+// closeTimeout bounds cleaning a slot and disposing of a browser context.
+const closeTimeout = 5 * time.Second
 
-// tab is a new target in its own browser context, used by one render and
-// then closed.
+// recycleAfter is how many renders a slot serves before it is replaced.
+const recycleAfter = 100
+
+// slot is a browser context with a window kept open by an anchor tab.
+type slot struct {
+	id   cdp.BrowserContextID
+	uses int
+	next *tab // opened ahead for the next render, or nil
+}
+
+// tab is a new target in a slot, used by one render and then closed.
 type tab struct {
 	ctx    context.Context // the tab's chromedp context; no deadline
 	cancel context.CancelFunc
@@ -27,31 +51,109 @@ type tab struct {
 	tr     *tracker
 }
 
-// openTab opens a tab with the instrumentation script installed. ctx
-// bounds the opening only.
-func (p *Pool) openTab(ctx context.Context, inst *instance) (*tab, error) {
+// newSlot creates a browser context and its anchor window.
+func (p *Pool) newSlot(ctx context.Context, inst *instance) (*slot, error) {
+	octx, cancel := context.WithTimeout(ctx, tabOpenTimeout)
+	defer cancel()
+	b := chromedp.FromContext(inst.ctx).Browser
+	bc, err := cdp.Call(octx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{})
+	if err != nil {
+		return nil, fmt.Errorf("create browser context: %w", err)
+	}
+	if _, err := cdp.Call(octx, b, target.CreateTarget, target.CreateTargetParams{
+		URL: "about:blank", BrowserContextID: bc.BrowserContextID, NewWindow: new(true),
+	}); err != nil {
+		p.disposeContext(ctx, inst, bc.BrowserContextID)
+		return nil, fmt.Errorf("create anchor tab: %w", err)
+	}
+	return &slot{id: bc.BrowserContextID}, nil
+}
+
+// takeSlot returns a free slot, creating one when fewer than the maximum
+// exist, else waiting for one.
+func (p *Pool) takeSlot(ctx context.Context, inst *instance) (*slot, error) {
+	select {
+	case s := <-inst.free:
+		return s, nil
+	default:
+	}
+	inst.mu.Lock()
+	if inst.nslots < cap(inst.free) {
+		inst.nslots++
+		inst.mu.Unlock()
+		s, err := p.newSlot(ctx, inst)
+		if err != nil {
+			inst.mu.Lock()
+			inst.nslots--
+			inst.mu.Unlock()
+		}
+		return s, err
+	}
+	inst.mu.Unlock()
+	select {
+	case s := <-inst.free:
+		return s, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-inst.ctx.Done():
+		return nil, inst.ctx.Err()
+	}
+}
+
+// dropSlot disposes of a slot's browser context, closing its tabs.
+func (p *Pool) dropSlot(ctx context.Context, inst *instance, s *slot) {
+	if s.next != nil {
+		p.closeTab(ctx, inst, s.next)
+		s.next = nil
+	}
+	p.disposeContext(ctx, inst, s.id)
+	inst.mu.Lock()
+	inst.nslots--
+	inst.mu.Unlock()
+}
+
+// disposeContext disposes of a browser context, logging a failure.
+func (p *Pool) disposeContext(ctx context.Context, inst *instance, id cdp.BrowserContextID) {
+	if inst.ctx.Err() != nil {
+		return // Chrome is gone, and its contexts with it
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	defer cancel()
+	b := chromedp.FromContext(inst.ctx).Browser
+	if _, err := cdp.Call(dctx, b, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: id}); err != nil && inst.ctx.Err() == nil {
+		p.log.WarnContext(ctx, "dispose browser context", "err", err)
+	}
+}
+
+// openTab opens a tab in the slot's window with the instrumentation script
+// installed. ctx bounds the opening only.
+func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, error) {
+	octx, cancel := context.WithTimeout(ctx, tabOpenTimeout)
+	defer cancel()
+	b := chromedp.FromContext(inst.ctx).Browser
+	tgt, err := cdp.Call(octx, b, target.CreateTarget, target.CreateTargetParams{
+		URL: "about:blank", BrowserContextID: s.id, NewWindow: new(false),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create target: %w", err)
+	}
 	tr := newTracker()
-	tctx, cancel := chromedp.NewContext(inst.ctx, chromedp.WithNewBrowserContext(), chromedp.WithListener(tr.onEvent))
-	tb := &tab{ctx: tctx, cancel: cancel, tr: tr}
+	tctx, tcancel := chromedp.NewContext(inst.ctx, chromedp.WithTargetID(tgt.TargetID), chromedp.WithListener(tr.onEvent))
+	tb := &tab{ctx: tctx, cancel: tcancel, tr: tr}
 	// The first Run binds the target to tctx, which must outlive this call,
-	// so the opening is bounded by a watchdog instead of a deadline.
-	stopCtx := context.AfterFunc(ctx, cancel)
-	timer := time.AfterFunc(tabOpenTimeout, cancel)
+	// so the attach is bounded by a watchdog instead of a deadline.
+	stop := context.AfterFunc(octx, tcancel)
 	t, err := chromedp.Run(tctx, func(_ context.Context, t *chromedp.Target) (*chromedp.Target, error) { return t, nil })
 	if err == nil {
-		_, err = cdp.Call(tctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: instrumentScript})
+		_, err = cdp.Call(octx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: instrumentScript})
 	}
-	ctxFired, timerFired := !stopCtx(), !timer.Stop()
-	if err == nil && (ctxFired || timerFired) {
-		err = context.Canceled
+	if fired := !stop(); err == nil && fired {
+		err = octx.Err()
 	}
 	if err != nil {
 		p.closeTab(ctx, inst, tb)
-		switch {
-		case ctxFired:
-			return nil, ctx.Err()
-		case timerFired:
-			return nil, fmt.Errorf("open tab: %w", context.DeadlineExceeded)
+		if octx.Err() != nil {
+			return nil, fmt.Errorf("open tab: %w", octx.Err())
 		}
 		return nil, err
 	}
@@ -60,7 +162,7 @@ func (p *Pool) openTab(ctx context.Context, inst *instance) (*tab, error) {
 	return tb, nil
 }
 
-// closeTab closes the tab and its browser context, logging a failure.
+// closeTab closes a tab (chromedp.Cancel), logging a failure.
 func (p *Pool) closeTab(ctx context.Context, inst *instance, tb *tab) {
 	err := chromedp.Cancel(tb.ctx)
 	tb.cancel()
@@ -69,45 +171,73 @@ func (p *Pool) closeTab(ctx context.Context, inst *instance, tb *tab) {
 	}
 }
 
-// takeTab returns a spare tab, or opens one. The spares are refilled when
-// a render ends (see render), so that opening a tab does not slow the
-// render that is starting.
-func (p *Pool) takeTab(ctx context.Context, inst *instance) (*tab, error) {
-	for {
-		select {
-		case tb := <-inst.spares:
-			if tb.ctx.Err() != nil {
-				p.closeTab(ctx, inst, tb)
-				continue
-			}
-			return tb, nil
-		default:
-			return p.openTab(ctx, inst)
-		}
+// takeTab returns a slot and a fresh tab in it: the one opened ahead, or a
+// new one.
+func (p *Pool) takeTab(ctx context.Context, inst *instance) (*slot, *tab, error) {
+	s, err := p.takeSlot(ctx, inst)
+	if err != nil {
+		return nil, nil, err
 	}
+	if tb := s.next; tb != nil {
+		s.next = nil
+		if tb.ctx.Err() == nil {
+			return s, tb, nil
+		}
+		p.closeTab(ctx, inst, tb)
+	}
+	tb, err := p.openTab(ctx, inst, s)
+	if err != nil {
+		p.dropSlot(ctx, inst, s)
+		return nil, nil, err
+	}
+	return s, tb, nil
 }
 
-// refill opens spare tabs in the background until there are spareTabs.
-func (p *Pool) refill(inst *instance) {
-	if !inst.refilling.CompareAndSwap(false, true) {
-		return
-	}
-	go func() {
-		defer inst.refilling.Store(false)
-		for len(inst.spares) < cap(inst.spares) && inst.ctx.Err() == nil {
-			tb, err := p.openTab(inst.ctx, inst)
-			if err != nil {
-				if inst.ctx.Err() == nil {
-					p.log.Warn("open spare tab", "err", err)
-				}
-				return
-			}
-			select {
-			case inst.spares <- tb:
-			default:
-				p.closeTab(inst.ctx, inst, tb)
-				return
-			}
+// releaseTab ends a render's use of its tab: it cleans and keeps the slot
+// after a successful render (opening the next tab ahead), or disposes of it.
+func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab, ok bool) {
+	s.uses++
+	keep := ok && s.uses < recycleAfter && inst.ctx.Err() == nil
+	if keep {
+		if err := p.clearState(ctx, inst, s, tb); err != nil {
+			p.log.WarnContext(ctx, "clear browser context", "err", err)
+			keep = false
 		}
-	}()
+	}
+	p.closeTab(ctx, inst, tb)
+	if keep {
+		next, err := p.openTab(ctx, inst, s)
+		if err == nil {
+			s.next = next
+			inst.free <- s // never blocks: at most cap(free) slots exist
+			return
+		}
+		if inst.ctx.Err() == nil {
+			p.log.WarnContext(ctx, "open next tab", "err", err)
+		}
+	}
+	p.dropSlot(ctx, inst, s)
+}
+
+// clearState deletes what the render left in the slot's browser context:
+// all its cookies, and every storage (local, IndexedDB, cache storage,
+// service workers...) of the origins the page requested, plus the HTTP
+// cache.
+func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab) error {
+	cctx, cancel := context.WithTimeout(ctx, closeTimeout)
+	defer cancel()
+	var errs []error
+	for _, origin := range tb.tr.visited() {
+		if _, err := cdp.Call(cctx, tb.t, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: origin, StorageTypes: "all"}); err != nil {
+			errs = append(errs, fmt.Errorf("clear %s: %w", origin, err))
+		}
+	}
+	if _, err := cdp.Call(cctx, tb.t, network.ClearBrowserCache, cdp.Empty{}); err != nil {
+		errs = append(errs, fmt.Errorf("clear cache: %w", err))
+	}
+	b := chromedp.FromContext(inst.ctx).Browser
+	if _, err := cdp.Call(cctx, b, storage.ClearCookies, storage.ClearCookiesParams{BrowserContextID: s.id}); err != nil {
+		errs = append(errs, fmt.Errorf("clear cookies: %w", err))
+	}
+	return errors.Join(errs...)
 }

@@ -74,6 +74,7 @@ type tracker struct {
 	loaderID  cdp.LoaderID // of the navigation whose response we report
 	mainResp  *network.Response
 	inflight  map[network.RequestID]bool
+	origins   map[string]bool // scheme://host[:port] of every request
 	lastNet   time.Time
 	loading   bool // main frame between started and stopped loading
 	blockedOn string
@@ -81,7 +82,33 @@ type tracker struct {
 }
 
 func newTracker() *tracker {
-	return &tracker{inflight: map[network.RequestID]bool{}, lastNet: time.Now()}
+	return &tracker{inflight: map[network.RequestID]bool{}, origins: map[string]bool{}, lastNet: time.Now()}
+}
+
+// visited returns the origins the page requested.
+func (tr *tracker) visited() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	out := make([]string, 0, len(tr.origins))
+	for o := range tr.origins {
+		out = append(out, o)
+	}
+	return out
+}
+
+// origin returns scheme://host[:port] of an http(s) URL, or "".
+func origin(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || (scheme != "http" && scheme != "https") {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	return scheme + "://" + strings.ToLower(rest)
 }
 
 // ignoredType reports resource types that never finish on their own.
@@ -99,6 +126,11 @@ func (tr *tracker) onEvent(ev any) {
 	defer tr.mu.Unlock()
 	switch ev := ev.(type) {
 	case *network.EventRequestWillBeSent:
+		if ev.Request != nil {
+			if o := origin(ev.Request.URL); o != "" {
+				tr.origins[o] = true
+			}
+		}
 		if ev.Request == nil || ignoredType(ev.Type) || strings.HasPrefix(ev.Request.URL, "data:") ||
 			(ev.Type == network.ResourceTypeOther && strings.HasSuffix(ev.Request.URL, "/favicon.ico")) {
 			// The browser's own favicon fetch is not the page's activity.
