@@ -561,3 +561,59 @@ document.getElementById('seen').textContent = JSON.stringify(seen);
 		t.Errorf("cookie sent: %q", r.Header.Get("Cookie"))
 	}
 }
+
+func TestRenderProfileState(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{
+		"/set": `<html><body><script>
+document.cookie = 'js=1; max-age=3600';
+localStorage.setItem('theme', 'dark');
+sessionStorage.setItem('tab', 'one');
+</script>set</body></html>`,
+		"/get": `<html><body><pre id="seen"></pre><script>
+document.getElementById('seen').textContent = JSON.stringify({cookie: document.cookie,
+  local: localStorage.getItem('theme'), session: sessionStorage.getItem('tab')});
+</script></body></html>`,
+	}, map[string]http.HandlerFunc{
+		"/login": func(w http.ResponseWriter, r *http.Request) {
+			http.SetCookie(w, &http.Cookie{Name: "sid", Value: "abc", MaxAge: 3600, Path: "/", HttpOnly: true})
+			http.Redirect(w, r, "/set", http.StatusFound)
+		},
+	})
+	ctx := testCtx(t, 30*time.Second)
+	res, err := p.Render(ctx, Request{URL: s.URL + "/login", SaveState: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.State
+	if st == nil || len(st.Cookies) != 2 || st.LocalStorage[s.URL]["theme"] != "dark" || st.SessionStorage[s.URL]["tab"] != "one" {
+		t.Fatalf("saved state %+v", st)
+	}
+	blob, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loaded State
+	if err := json.Unmarshal(blob, &loaded); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err = p.Render(ctx, Request{URL: s.URL + "/get", State: &loaded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.HTML, `{"cookie":"js=1","local":"dark","session":"one"}`) {
+		t.Errorf("page with loaded state saw %s", res.HTML)
+	}
+	if c := s.request("/get").Header.Get("Cookie"); !strings.Contains(c, "sid=abc") {
+		t.Errorf("cookie header %q", c)
+	}
+	res, err = p.Render(ctx, Request{URL: s.URL + "/get"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.HTML, `{"cookie":"","local":null,"session":null}`) {
+		t.Errorf("page without state saw %s", res.HTML)
+	}
+}

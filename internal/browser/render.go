@@ -50,6 +50,10 @@ type Request struct {
 	WaitFor    time.Duration
 	Actions    []actions.Action
 	Screenshot *Screenshot
+	// State, when set, is loaded before navigation (a profile's cookies and
+	// storage); SaveState returns the storage at the end in Result.State.
+	State     *State
+	SaveState bool
 }
 
 // Result is the rendered page.
@@ -65,6 +69,8 @@ type Result struct {
 
 	// Actions holds the action outputs; nil when no actions were given.
 	Actions *actions.Results
+	// State is the browser storage after the render, when SaveState.
+	State *State
 }
 
 // defaultTimeout bounds a Render whose ctx has no deadline.
@@ -149,6 +155,12 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	if err != nil {
 		return nil, fail("set up tab", err)
 	}
+	var restore page.ScriptIdentifier
+	if req.State != nil {
+		if restore, err = p.loadState(runCtx, inst, s, tb, req.State); err != nil {
+			return nil, fail("load profile", err)
+		}
+	}
 
 	nav, err := cdp.Call(runCtx, t, page.Navigate, page.NavigateParams{URL: req.URL})
 	if err != nil {
@@ -164,6 +176,13 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	remaining := func() time.Duration { return time.Until(dl) }
 	if err := settle(runCtx, t, tr, min(smartWaitMax, remaining()/2), false); err != nil {
 		return nil, fail("smart wait", err)
+	}
+	if restore != "" {
+		// Restore storage in the first page's documents only: later
+		// documents must see what the page itself stored.
+		if _, err := cdp.Call(runCtx, t, page.RemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: restore}); err != nil {
+			return nil, fail("load profile", err)
+		}
 	}
 	if req.WaitFor > 0 {
 		if err := sleep(runCtx, req.WaitFor); err != nil {
@@ -193,7 +212,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 		}
 		res.Screenshot, res.ScreenshotType = m.Data, m.ContentType
 	}
-	page, err := actions.Capture(runCtx, t)
+	doc, err := actions.Capture(runCtx, t)
 	if err != nil {
 		var ae *actions.Error
 		if errors.As(err, &ae) {
@@ -201,7 +220,12 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 		}
 		return nil, fail("read html", err)
 	}
-	res.URL, res.HTML = page.URL, page.HTML
+	res.URL, res.HTML = doc.URL, doc.HTML
+	if req.SaveState {
+		if res.State, err = p.readState(runCtx, inst, s, tb); err != nil {
+			return nil, fail("save profile", err)
+		}
+	}
 
 	tr.mu.Lock()
 	resp := tr.mainResp
