@@ -27,6 +27,8 @@ type Config struct {
 	RedisURL        string        // REDIS_URL: shared cache; empty = in-process cache
 	CacheMaxBytes   int64         // CACHE_MAX_BYTES: in-process cache bound, default 128 MiB
 	CacheTTL        time.Duration // CACHE_TTL: how long a cached document is kept, default 168h
+	TeamConcurrency int           // TEAM_CONCURRENCY_LIMIT: concurrent scrapes per team, default 64, 0 = unlimited
+	TeamRateMult    int           // TEAM_RATE_MULTIPLIER: multiplier of the base per-minute rates, default 0 = unlimited
 	PprofAddr       string        // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 }
 
@@ -50,6 +52,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		RedisURL:        getenv("REDIS_URL"),
 		CacheMaxBytes:   128 << 20,
 		CacheTTL:        7 * 24 * time.Hour,
+		TeamConcurrency: 64,
 		FetchMaxBytes:   10 << 20,
 		ShutdownTimeout: 30 * time.Second,
 		LogLevel:        slog.LevelInfo,
@@ -103,6 +106,20 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("CACHE_TTL: %q is not a positive duration like 168h", v))
 		}
 		c.CacheTTL = d
+	}
+	if v := getenv("TEAM_CONCURRENCY_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("TEAM_CONCURRENCY_LIMIT: %q must be a non-negative integer (0 = unlimited)", v))
+		}
+		c.TeamConcurrency = n
+	}
+	if v := getenv("TEAM_RATE_MULTIPLIER"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("TEAM_RATE_MULTIPLIER: %q must be a non-negative integer (0 = unlimited)", v))
+		}
+		c.TeamRateMult = n
 	}
 	if v := getenv("LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {

@@ -18,7 +18,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20,
-		CacheMaxBytes: 128 << 20, CacheTTL: 168 * time.Hour,
+		CacheMaxBytes: 128 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64,
 		ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo, LogFormat: "json"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
@@ -35,6 +35,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"AUTH_MODE": "OFF", "BOOTSTRAP_API_KEY": "k", "ALLOW_PRIVATE_TARGETS": "true", "FETCH_MAX_BYTES": "2048",
 		"SHUTDOWN_TIMEOUT": "5s", "LOG_LEVEL": "debug", "LOG_FORMAT": "text", "PPROF_ADDR": "127.0.0.1:6060",
 		"REDIS_URL": "redis://127.0.0.1:6379/1", "CACHE_MAX_BYTES": "1000", "CACHE_TTL": "1h",
+		"TEAM_CONCURRENCY_LIMIT": "0", "TEAM_RATE_MULTIPLIER": "3",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +43,8 @@ func TestLoadConfigOverrides(t *testing.T) {
 	want := Config{Host: "127.0.0.1", Port: 8080, DataDir: "/tmp/x", DatabaseURL: "postgres://u@h/db", AuthMode: "off",
 		BootstrapAPIKey: "k", AllowPrivate: true, FetchMaxBytes: 2048, ShutdownTimeout: 5 * time.Second,
 		LogLevel: slog.LevelDebug, LogFormat: "text", PprofAddr: "127.0.0.1:6060",
-		RedisURL: "redis://127.0.0.1:6379/1", CacheMaxBytes: 1000, CacheTTL: time.Hour}
+		RedisURL: "redis://127.0.0.1:6379/1", CacheMaxBytes: 1000, CacheTTL: time.Hour,
+		TeamConcurrency: 0, TeamRateMult: 3}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -57,11 +59,12 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"PORT": "http", "ALLOW_PRIVATE_TARGETS": "maybe", "FETCH_MAX_BYTES": "1", "SHUTDOWN_TIMEOUT": "soon",
 		"LOG_LEVEL": "loud", "LOG_FORMAT": "xml", "AUTH_MODE": "sometimes", "DATABASE_URL": "mysql://x",
 		"REDIS_URL": "http://x", "CACHE_MAX_BYTES": "-1", "CACHE_TTL": "0s",
+		"TEAM_CONCURRENCY_LIMIT": "-2", "TEAM_RATE_MULTIPLIER": "x",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL"} {
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}

@@ -4,6 +4,12 @@
 //	server keys create --team NAME  create a key for a team (created if new) and print it
 //	server keys list --team NAME    list a team's keys (prefixes only)
 //	server keys revoke --id ID      revoke a key
+//	server keys create --team NAME --credits N   ... with a balance of N credits
+//	server credits add --team NAME --amount N    add credits (a limited team)
+//	server credits set --team NAME --amount N    set the balance (makes the team limited)
+//	server credits unlimited --team NAME         remove the team's credit limit
+//	server credits show --team NAME              print the balance
+//	server limits set --team NAME [--concurrency N] [--rate-multiplier N] [--zdr]
 //	server migrate                  apply database migrations and exit
 package main
 
@@ -27,9 +33,11 @@ import (
 
 	"github.com/firegate/firegate/internal/apikey"
 	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/httpapi"
+	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/postgres"
@@ -59,6 +67,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch args[0] {
 	case "keys":
 		return keysCommand(ctx, cfg, log, args[1:], stdout)
+	case "credits":
+		return creditsCommand(ctx, cfg, log, args[1:], stdout)
+	case "limits":
+		return limitsCommand(ctx, cfg, log, args[1:], stdout)
 	case "migrate":
 		st, err := openStore(ctx, cfg, log)
 		if err != nil {
@@ -68,7 +80,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, "migrations applied")
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want serve, keys or migrate)", args[0])
+		return fmt.Errorf("unknown command %q (want serve, keys, credits, limits or migrate)", args[0])
 	}
 }
 
@@ -97,23 +109,27 @@ func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, 
 	return st, nil
 }
 
-// openCache returns Redis behind a circuit breaker when REDIS_URL is set
-// (a Redis outage degrades to no cache, never to failed scrapes), else the
-// bounded in-process cache; nil when CACHE_MAX_BYTES is 0.
-func openCache(cfg Config, log *slog.Logger) (cache.Cache, func(), error) {
+// openRedisBacked returns the document cache and the limiter. With
+// REDIS_URL both live in Redis and are shared by replicas (the cache behind
+// a circuit breaker, so an outage degrades to no cache, never to failed
+// scrapes); otherwise they are in-process. The cache is nil when
+// CACHE_MAX_BYTES is 0 and there is no Redis.
+func openRedisBacked(cfg Config, log *slog.Logger) (cache.Cache, limits.Limiter, func(), error) {
 	if cfg.RedisURL != "" {
 		opts, err := cache.RedisOptions(cfg.RedisURL)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		client := redis.NewClient(opts)
 		c := cache.NewResilient(cache.NewRedis(client, "firegate:doc:", log), log, cache.ResilientOptions{})
-		return c, func() { client.Close() }, nil
+		l := limits.NewRedis(client, "firegate:limits:", log, limits.RedisOptions{})
+		return c, l, func() { client.Close() }, nil
 	}
-	if cfg.CacheMaxBytes == 0 {
-		return nil, func() {}, nil
+	var c cache.Cache
+	if cfg.CacheMaxBytes > 0 {
+		c = cache.NewMemory(cfg.CacheMaxBytes)
 	}
-	return cache.NewMemory(cfg.CacheMaxBytes), func() {}, nil
+	return c, limits.NewLocal(), func() {}, nil
 }
 
 func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
@@ -130,16 +146,19 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		log.WarnContext(ctx, "auth disabled: any or no key is accepted", "auth_mode", cfg.AuthMode)
 	}
 
-	docCache, closeCache, err := openCache(cfg, log)
+	docCache, limiter, closeRedis, err := openRedisBacked(cfg, log)
 	if err != nil {
 		return err
 	}
-	defer closeCache()
+	defer closeRedis()
 	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
 	api := httpapi.New(httpapi.Deps{
-		Scraper: scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log}),
-		Auth:    auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
-		Log:     log,
+		Scraper:  scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log}),
+		Auth:     auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
+		Ledger:   billing.NewLedger(st, log),
+		Limiter:  limiter,
+		Defaults: httpapi.LimitDefaults{Concurrency: cfg.TeamConcurrency, RateMultiplier: cfg.TeamRateMult},
+		Log:      log,
 	})
 
 	if cfg.PprofAddr != "" {
@@ -277,6 +296,7 @@ func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, args []strin
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	teamName := fs.String("team", defaultTeam, "team name")
 	id := fs.String("id", "", "key id (revoke)")
+	credits := fs.Int64("credits", -1, "create: give the team this many credits (default: leave its balance)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -297,6 +317,11 @@ func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, args []strin
 		}
 		if _, err := st.CreateAPIKey(ctx, team.ID, apikey.Hash(key), apikey.Prefix(key)); err != nil {
 			return fmt.Errorf("create key: %w", err)
+		}
+		if *credits >= 0 {
+			if _, err := st.SetCredits(ctx, team.ID, *credits); err != nil {
+				return fmt.Errorf("set credits: %w", err)
+			}
 		}
 		fmt.Fprintln(stdout, key)
 		return nil
@@ -329,4 +354,89 @@ func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, args []strin
 	default:
 		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
 	}
+}
+
+func creditsCommand(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("credits: want add, set, unlimited or show")
+	}
+	fs := flag.NewFlagSet("credits "+args[0], flag.ContinueOnError)
+	teamName := fs.String("team", defaultTeam, "team name")
+	amount := fs.Int64("amount", -1, "credits")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	team, err := st.TeamByName(ctx, *teamName)
+	if err != nil {
+		return fmt.Errorf("team %q: %w", *teamName, err)
+	}
+	switch args[0] {
+	case "add", "set":
+		if *amount < 0 {
+			return fmt.Errorf("credits %s: --amount must be given and not negative", args[0])
+		}
+		if args[0] == "add" {
+			_, err = st.AddCredits(ctx, team.ID, *amount)
+		} else {
+			_, err = st.SetCredits(ctx, team.ID, *amount)
+		}
+	case "unlimited":
+		err = st.SetUnlimited(ctx, team.ID)
+	case "show":
+	default:
+		return fmt.Errorf("credits: unknown subcommand %q (want add, set, unlimited or show)", args[0])
+	}
+	if err != nil {
+		return fmt.Errorf("credits %s: %w", args[0], err)
+	}
+	b, err := st.CreditBalance(ctx, team.ID)
+	if err != nil {
+		return err
+	}
+	if b.Unlimited {
+		fmt.Fprintf(stdout, "team %s: unlimited\n", team.Name)
+	} else {
+		fmt.Fprintf(stdout, "team %s: %d of %d credits remaining\n", team.Name, b.Remaining, b.Plan)
+	}
+	return nil
+}
+
+func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "set" {
+		return errors.New("limits: want set")
+	}
+	fs := flag.NewFlagSet("limits set", flag.ContinueOnError)
+	teamName := fs.String("team", defaultTeam, "team name")
+	conc := fs.Int("concurrency", -1, "concurrent scrapes (0 = unlimited; default: server default)")
+	rate := fs.Int("rate-multiplier", -1, "multiplier of the base per-minute rates (0 = unlimited; default: server default)")
+	zdr := fs.Bool("zdr", false, "allow zero data retention requests")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	team, err := st.TeamByName(ctx, *teamName)
+	if err != nil {
+		return fmt.Errorf("team %q: %w", *teamName, err)
+	}
+	l := store.TeamLimits{ZeroDataRetention: *zdr}
+	if *conc >= 0 {
+		l.ConcurrencyLimit = conc
+	}
+	if *rate >= 0 {
+		l.RateMultiplier = rate
+	}
+	if err := st.SetTeamLimits(ctx, team.ID, l); err != nil {
+		return fmt.Errorf("limits set: %w", err)
+	}
+	fmt.Fprintf(stdout, "team %s: limits set\n", team.Name)
+	return nil
 }

@@ -1,5 +1,5 @@
-// Package auth resolves API keys to teams, with a short-lived cache so the
-// store is not consulted on every request.
+// Package auth resolves API keys to teams and their limit settings, with a
+// short-lived cache so the store is not consulted on every request.
 package auth
 
 import (
@@ -18,13 +18,20 @@ var ErrInvalidKey = errors.New("auth: invalid api key")
 
 // Team is the authenticated caller.
 type Team struct {
-	ID   string
-	Name string
+	ID       string
+	Name     string
+	APIKeyID string
+	// Limits are the team's overrides of the server's default limits.
+	Limits store.TeamLimits
+	// Unlimited is set when auth is off: no credits, rate or concurrency
+	// limits apply and zero data retention is allowed.
+	Unlimited bool
 }
 
-// KeyStore looks keys up by hash; store.Store implements it.
+// KeyStore looks keys and team settings up; store.Store implements it.
 type KeyStore interface {
 	APIKeyByHash(ctx context.Context, hash []byte) (store.APIKey, store.Team, error)
+	TeamLimits(ctx context.Context, teamID string) (store.TeamLimits, error)
 }
 
 // Options configures an Authenticator.
@@ -74,7 +81,7 @@ func New(s KeyStore, opts Options) *Authenticator {
 // Authenticate returns the team owning key, or an error wrapping ErrInvalidKey.
 func (a *Authenticator) Authenticate(ctx context.Context, key string) (Team, error) {
 	if a.opts.Disabled {
-		return Team{ID: SelfHostedTeamID, Name: "self-hosted"}, nil
+		return Team{ID: SelfHostedTeamID, Name: "self-hosted", Unlimited: true}, nil
 	}
 	if key == "" || len(key) > MaxKeyLen {
 		return Team{}, ErrInvalidKey
@@ -88,7 +95,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (Team, err
 	if ok && now.Before(c.expires) {
 		return c.team, nil
 	}
-	_, t, err := a.store.APIKeyByHash(ctx, hash)
+	k, t, err := a.store.APIKeyByHash(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
 		a.mu.Lock()
 		delete(a.cache, ck)
@@ -98,7 +105,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (Team, err
 	if err != nil {
 		return Team{}, fmt.Errorf("auth: look up key: %w", err)
 	}
-	team := Team{ID: t.ID, Name: t.Name}
+	lim, err := a.store.TeamLimits(ctx, t.ID)
+	if err != nil {
+		return Team{}, fmt.Errorf("auth: team limits: %w", err)
+	}
+	team := Team{ID: t.ID, Name: t.Name, APIKeyID: k.ID, Limits: lim}
 	a.mu.Lock()
 	if len(a.cache) >= a.opts.MaxCached {
 		clear(a.cache)

@@ -31,6 +31,11 @@ func (f *fakeKeys) APIKeyByHash(_ context.Context, h []byte) (store.APIKey, stor
 	return store.APIKey{ID: "k"}, store.Team{ID: "t1", Name: "acme"}, nil
 }
 
+func (f *fakeKeys) TeamLimits(_ context.Context, teamID string) (store.TeamLimits, error) {
+	n := 3
+	return store.TeamLimits{ConcurrencyLimit: &n}, nil
+}
+
 func TestAuthenticate(t *testing.T) {
 	t.Parallel()
 	const key = "fc-0123456789abcdef0123456789abcdef"
@@ -41,7 +46,7 @@ func TestAuthenticate(t *testing.T) {
 	a.now = func() time.Time { return now }
 
 	team, err := a.Authenticate(ctx, key)
-	if err != nil || team.ID != "t1" || team.Name != "acme" {
+	if err != nil || team.ID != "t1" || team.Name != "acme" || team.APIKeyID != "k" || *team.Limits.ConcurrencyLimit != 3 || team.Unlimited {
 		t.Fatalf("got %+v, %v", team, err)
 	}
 	if _, err := a.Authenticate(ctx, key); err != nil || keys.calls.Load() != 1 {
@@ -75,7 +80,7 @@ func TestDisabled(t *testing.T) {
 	a := New(nil, Options{Disabled: true})
 	for _, key := range []string{"", "anything"} {
 		team, err := a.Authenticate(context.Background(), key)
-		if err != nil || team.ID != SelfHostedTeamID {
+		if err != nil || team.ID != SelfHostedTeamID || !team.Unlimited {
 			t.Errorf("key %q: %+v %v", key, team, err)
 		}
 	}

@@ -10,7 +10,9 @@ type Error struct {
 	Code    string
 	Message string
 	Details any
-	err     error // cause, logged, never rendered
+	// RetryAfter, when positive, is sent as the Retry-After header (seconds).
+	RetryAfter int
+	err        error // cause, logged, never rendered
 }
 
 func (e *Error) Error() string {

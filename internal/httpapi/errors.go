@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 )
 
@@ -22,6 +24,9 @@ type mapping struct {
 // messages. Order matters: the first row whose target matches wins.
 var errorTable = []mapping{
 	{auth.ErrInvalidKey, http.StatusUnauthorized, "UNAUTHORIZED", "Unauthorized: Invalid token"},
+	{billing.ErrInsufficientCredits, http.StatusPaymentRequired, "insufficient_credits", "Payment Required: Insufficient credits"},
+	{billing.ErrUnavailable, http.StatusServiceUnavailable, "billing_unavailable", "Service Unavailable: credits could not be checked or charged; retry later"},
+	{limits.ErrConcurrencyTimeout, http.StatusTooManyRequests, "CONCURRENCY_LIMIT_REACHED", "Concurrency limit reached"},
 	{scrape.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
 	{scrape.ErrNoCachedData, http.StatusNotFound, "SCRAPE_NO_CACHED_DATA", "No cached data is available for this URL that satisfies minAge."},
 	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},

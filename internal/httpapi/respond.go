@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/google/uuid"
 )
@@ -41,6 +42,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.WarnContext(ctx, "request failed", "status", e.Status, "code", e.Code, "err", err, "request_id", requestIDFrom(ctx))
 	default:
 		s.log.DebugContext(ctx, "request rejected", "status", e.Status, "code", e.Code, "err", err, "request_id", requestIDFrom(ctx))
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	writeJSON(w, e.Status, envelope{Success: false, Code: e.Code, Error: e.Message, Details: e.Details})
 }

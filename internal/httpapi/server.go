@@ -6,12 +6,16 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync"
 	"sync/atomic"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/store"
 )
 
 // MaxBodyBytes is the largest request body accepted (10 MB); larger -> 413.
@@ -28,25 +32,51 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, key string) (auth.Team, error)
 }
 
+// Ledger checks and charges credits; *billing.Ledger implements it.
+type Ledger interface {
+	Check(ctx context.Context, teamID string, minimum int64) error
+	Charge(ctx context.Context, c store.Charge) (store.ChargeResult, error)
+	Current(ctx context.Context, teamID string) (billing.CurrentUsage, error)
+	History(ctx context.Context, teamID string, byAPIKey bool) ([]store.UsagePeriod, error)
+}
+
 // Deps are the collaborators of the server.
 type Deps struct {
 	Scraper Scraper
 	Auth    Authenticator
-	Log     *slog.Logger
+	// Ledger, when nil, disables credits (every team unlimited).
+	Ledger Ledger
+	// Limiter, when nil, disables rate and concurrency limits.
+	Limiter limits.Limiter
+	// Defaults are the limits of teams without overrides.
+	Defaults LimitDefaults
+	Log      *slog.Logger
+}
+
+// LimitDefaults are the server-wide defaults of per-team limits.
+type LimitDefaults struct {
+	// Concurrency is the number of concurrent scrapes per team; 0 = unlimited.
+	Concurrency int
+	// RateMultiplier multiplies the base per-minute rates; 0 = unlimited.
+	RateMultiplier int
 }
 
 // Server is the HTTP API. Create it with New; it is an http.Handler.
 type Server struct {
-	scraper Scraper
-	auth    Authenticator
-	log     *slog.Logger
-	ready   atomic.Bool
-	router  chi.Router
+	scraper  Scraper
+	auth     Authenticator
+	ledger   Ledger
+	limiter  limits.Limiter
+	defaults LimitDefaults
+	log      *slog.Logger
+	ready    atomic.Bool
+	router   chi.Router
+	lastOK   sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
 func New(d Deps) *Server {
-	s := &Server{scraper: d.Scraper, auth: d.Auth, log: d.Log}
+	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log}
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.accessLog, s.recoverPanics)
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -59,6 +89,10 @@ func New(d Deps) *Server {
 	r.Route("/v2", func(r chi.Router) {
 		r.Use(s.limitBody, s.authenticate)
 		r.Post("/scrape", s.handle(s.handleScrape))
+		r.Get("/team/credit-usage", s.handle(s.handleCreditUsage))
+		r.Get("/team/credit-usage/historical", s.handle(s.handleCreditHistory))
+		r.Get("/concurrency-check", s.handle(s.handleConcurrencyCheck))
+		r.Get("/team/queue-status", s.handle(s.handleQueueStatus))
 		for _, p := range notImplemented {
 			r.HandleFunc(p, s.handle(handleNotImplemented))
 		}
@@ -93,7 +127,7 @@ var notImplemented = []string{
 	"/parse", "/parse/*",
 	"/interact", "/interact/*", "/browser", "/browser/*",
 	"/monitor", "/monitor/*",
-	"/team/*", "/concurrency-check",
+	"/team/token-usage", "/team/token-usage/*", "/team/activity",
 }
 
 func handleNotImplemented(w http.ResponseWriter, r *http.Request) error {

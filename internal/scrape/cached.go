@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/cache"
 )
 
@@ -80,6 +81,7 @@ func (e *Engine) fromCache(ctx context.Context, key string, o *Options) (*Docume
 	doc.Metadata.ScrapeID = newID()
 	doc.Metadata.SourceURL = o.URL
 	doc.Metadata.CacheState = "hit"
+	doc.Metadata.CreditsUsed = int(billing.ScrapeCost(billing.ScrapeCostInput{Lockdown: o.Lockdown, CacheHit: true}))
 	doc.Metadata.CachedAt = entry.CreatedAt.UTC().Format(time.RFC3339Nano)
 	return &doc, nil
 }

@@ -103,8 +103,8 @@ func TestCacheRules(t *testing.T) {
 			// Lockdown: a 2 h old entry is within its 2 year default.
 			o6 := o
 			o6.Lockdown, o6.MaxAge = true, cache.LockdownMaxAge
-			if d, err := e.Scrape(ctx, o6); err != nil || d.Metadata.CacheState != "hit" {
-				t.Errorf("lockdown hit: %v", err)
+			if d, err := e.Scrape(ctx, o6); err != nil || d.Metadata.CacheState != "hit" || d.Metadata.CreditsUsed != 5 {
+				t.Errorf("lockdown hit (5 credits): %v %+v", err, d.Metadata)
 			}
 			o6.URL = s.URL + "/never-scraped"
 			if _, err := e.Scrape(ctx, o6); !errors.Is(err, ErrLockdownCacheMiss) {

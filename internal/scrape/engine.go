@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/net/html"
 
+	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/htmlclean"
@@ -137,7 +138,7 @@ func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response
 		ContentType: contentTypeHeader(resp),
 		ScrapeID:    newID(),
 		ProxyUsed:   "basic",
-		CreditsUsed: 1,
+		CreditsUsed: int(billing.ScrapeCost(billing.ScrapeCostInput{})),
 	}}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg := fmt.Sprintf("The target answered HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
