@@ -182,6 +182,18 @@ func (p *Pool) Close() error {
 // profile directory.
 func (p *Pool) stop(inst *instance) error {
 	var err error
+	if p.opts.RemoteURL != "" {
+		// A remote Chrome keeps running: leave nothing of ours in it.
+	drain:
+		for {
+			select {
+			case s := <-inst.free:
+				p.dropSlot(inst.ctx, inst, s)
+			default:
+				break drain
+			}
+		}
+	}
 	if inst.ctx.Err() == nil {
 		sctx, cancel := context.WithTimeout(inst.ctx, stopTimeout)
 		err = chromedp.Cancel(sctx)

@@ -13,8 +13,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -616,4 +619,87 @@ document.getElementById('seen').textContent = JSON.stringify({cookie: document.c
 	if !strings.Contains(res.HTML, `{"cookie":"","local":null,"session":null}`) {
 		t.Errorf("page without state saw %s", res.HTML)
 	}
+}
+
+// TestRenderRemoteChrome starts a Chrome of its own with a DevTools port
+// and renders through it with RemoteURL; Close leaves it running and clean.
+func TestRenderRemoteChrome(t *testing.T) {
+	t.Parallel()
+	path := testenv.ChromePath(t)
+	dir := t.TempDir()
+	args := append(chromeFlagNames(), "--remote-debugging-port=0", "--user-data-dir="+dir, "about:blank")
+	cmd := exec.Command(path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // to kill its children too
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	var wsURL string
+	for range 200 {
+		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
+		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) == 2 {
+			wsURL = "ws://127.0.0.1:" + lines[0] + lines[1]
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if wsURL == "" {
+		t.Fatal("remote Chrome did not write DevToolsActivePort")
+	}
+	p := New(Options{RemoteURL: wsURL, AllowPrivate: true, MaxTabs: 2}, testenv.Logger(t))
+	if err := p.Available(); err != nil {
+		t.Fatal(err)
+	}
+	s := newSite(t, map[string]string{"/": `<html><body>remote ok</body></html>`}, nil)
+	ctx := testCtx(t, 30*time.Second)
+	for range 3 {
+		res, err := p.Render(ctx, Request{URL: s.URL + "/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.HTML, "remote ok") {
+			t.Errorf("html %q", res.HTML)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("remote Chrome stopped by Close: %v", err)
+	}
+	// A new client sees only the remote's own first tab.
+	p2 := New(Options{RemoteURL: wsURL, AllowPrivate: true}, testenv.Logger(t))
+	t.Cleanup(func() { _ = p2.Close() })
+	inst, err := p2.instance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := chromedp.Targets(inst.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	for _, in := range infos {
+		if in.Type == "page" {
+			pages++
+		}
+	}
+	bcs, err := cdp.Call(ctx, chromedp.FromContext(inst.ctx).Browser, target.GetBrowserContexts, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The remote's about:blank tab and the tab of p2's own root context.
+	if pages != 2 || len(bcs.BrowserContextIDs) != 0 {
+		t.Errorf("remote Chrome has %d pages and %d browser contexts after Close", pages, len(bcs.BrowserContextIDs))
+	}
+}
+
+// chromeFlagNames renders chromeFlags as command-line arguments for a
+// Chrome started by hand.
+func chromeFlagNames() []string {
+	return []string{"--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"}
 }

@@ -56,7 +56,8 @@ func (p *Pool) newSlot(ctx context.Context, inst *instance) (*slot, error) {
 	octx, cancel := context.WithTimeout(ctx, tabOpenTimeout)
 	defer cancel()
 	b := chromedp.FromContext(inst.ctx).Browser
-	bc, err := cdp.Call(octx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{})
+	// A remote Chrome disposes of the context if our connection drops.
+	bc, err := cdp.Call(octx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: new(true)})
 	if err != nil {
 		return nil, fmt.Errorf("create browser context: %w", err)
 	}
