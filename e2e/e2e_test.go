@@ -61,8 +61,22 @@ func targetSite(t *testing.T) *httptest.Server {
 // server is a running server binary.
 type server struct {
 	url  string
+	bin  string
+	env  []string
 	cmd  *exec.Cmd
 	logs *strings.Builder
+}
+
+// cli runs a sub-command of the server binary against the server's store.
+func (s *server) cli(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(s.bin, args...)
+	cmd.Env = s.env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("server %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // startServer builds ./cmd/server and runs it on a free port with env extra.
@@ -81,8 +95,7 @@ func startServer(t *testing.T, extra ...string) *server {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(),
+	env := append(os.Environ(),
 		"HOST=127.0.0.1",
 		fmt.Sprintf("PORT=%d", port),
 		"DATA_DIR="+t.TempDir(),
@@ -91,7 +104,9 @@ func startServer(t *testing.T, extra ...string) *server {
 		"BOOTSTRAP_API_KEY="+testKey,
 		"LOG_FORMAT=text",
 	)
-	cmd.Env = append(cmd.Env, extra...)
+	env = append(env, extra...)
+	cmd := exec.Command(bin)
+	cmd.Env = env
 	logs := &strings.Builder{}
 	stderr, _ := cmd.StderrPipe()
 	cmd.Stdout = io.Discard
@@ -106,7 +121,7 @@ func startServer(t *testing.T, extra ...string) *server {
 		}
 		close(done)
 	}()
-	s := &server{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, logs: logs}
+	s := &server{url: fmt.Sprintf("http://127.0.0.1:%d", port), bin: bin, env: env, cmd: cmd, logs: logs}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
@@ -201,11 +216,13 @@ func TestJavaScriptSDK(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	limited := srv.cli(t, "keys", "create", "--team", "sdk-limited", "--credits", "100")
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "scrape.test.mjs")
 	cmd.Dir = "sdk"
 	cmd.Env = append(os.Environ(),
 		"API_URL="+srv.url,
 		"API_KEY="+testKey,
+		"LIMITED_KEY="+limited,
 		"PAGE_URL="+site.URL+"/article",
 		"TEXT_URL="+site.URL+"/text",
 		"MISSING_URL="+site.URL+"/missing",

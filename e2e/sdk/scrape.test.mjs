@@ -65,3 +65,22 @@ test("invalid options are rejected with the field named", async () => {
     return true;
   });
 });
+
+test("credits, concurrency and queue status of a team with a balance", async () => {
+  const app = new Firecrawl({ apiKey: process.env.LIMITED_KEY, apiUrl });
+  const doc = await app.scrape(pageUrl, { formats: ["markdown"], maxAge: 0 });
+  assert.equal(doc.metadata.creditsUsed, 1);
+  const usage = await app.getCreditUsage();
+  assert.equal(usage.remainingCredits, 99);
+  assert.equal(usage.planCredits, 100);
+  assert.ok(usage.billingPeriodStart && usage.billingPeriodEnd);
+  const hist = await app.getCreditUsageHistorical();
+  assert.equal(hist.periods.length, 1);
+  assert.equal(hist.periods[0].creditsUsed, 1);
+  const conc = await app.getConcurrency();
+  assert.deepEqual(conc, { concurrency: 0, maxConcurrency: 64 });
+  const queue = await app.getQueueStatus();
+  assert.equal(queue.jobsInQueue, 0);
+  assert.equal(queue.maxConcurrency, 64);
+  assert.ok(queue.mostRecentSuccess);
+});
