@@ -157,6 +157,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		Auth:     auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
 		Ledger:   billing.NewLedger(st, log),
 		Limiter:  limiter,
+		Results:  docCache,
 		Defaults: httpapi.LimitDefaults{Concurrency: cfg.TeamConcurrency, RateMultiplier: cfg.TeamRateMult},
 		Log:      log,
 	})

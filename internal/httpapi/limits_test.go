@@ -12,6 +12,7 @@ import (
 	"github.com/firegate/firegate/internal/apikey"
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -47,7 +48,7 @@ func setupBilled(t *testing.T, defaults LimitDefaults) *billed {
 	log := testenv.Logger(t)
 	lim := limits.NewLocal()
 	srv := New(Deps{Scraper: scr, Auth: auth.New(st, auth.Options{CacheTTL: time.Millisecond}), Ledger: billing.NewLedger(st, log),
-		Limiter: lim, Defaults: defaults, Log: log})
+		Limiter: lim, Defaults: defaults, Results: cache.NewMemory(1 << 20), Log: log})
 	srv.SetReady(true)
 	return &billed{srv: srv, st: st, team: team, key: key, scr: scr, limit: lim}
 }
@@ -193,5 +194,41 @@ func TestUnlimitedTeamReports(t *testing.T) {
 	rec, got = do(t, b.srv, http.MethodGet, "/v2/concurrency-check", b.key, "")
 	if got["maxConcurrency"] != float64(7) {
 		t.Errorf("default concurrency: %v", got)
+	}
+}
+
+func TestGetScrapeByID(t *testing.T) {
+	t.Parallel()
+	b := setupBilled(t, LimitDefaults{})
+	id := "0190a7b2-0000-7000-8000-000000000001"
+	b.scr.doc.Metadata.ScrapeID = id
+	rec, _ := b.scrape(t)
+	original := rec.Body.String()
+
+	rec, _ = do(t, b.srv, http.MethodGet, "/v2/scrape/"+id, b.key, "")
+	if rec.Code != 200 || rec.Body.String() != original {
+		t.Errorf("own result: %d\n got %s\nwant %s", rec.Code, rec.Body, original)
+	}
+	// Another team's key sees 403.
+	other, _ := b.st.CreateTeam(context.Background(), "other")
+	key2, _ := apikey.Generate()
+	b.st.CreateAPIKey(context.Background(), other.ID, apikey.Hash(key2), apikey.Prefix(key2))
+	if rec, got := do(t, b.srv, http.MethodGet, "/v2/scrape/"+id, key2, ""); rec.Code != 403 || got["error"] != "You are not allowed to access this resource." {
+		t.Errorf("other team: %d %v", rec.Code, got)
+	}
+	if rec, got := do(t, b.srv, http.MethodGet, "/v2/scrape/0190a7b2-0000-7000-8000-000000000002", b.key, ""); rec.Code != 404 || got["error"] != "Job not found." {
+		t.Errorf("unknown: %d %v", rec.Code, got)
+	}
+	if rec, got := do(t, b.srv, http.MethodGet, "/v2/scrape/not-a-uuid", b.key, ""); rec.Code != 400 || got["error"] != "Invalid job ID format. Job ID must be a valid UUID." {
+		t.Errorf("bad id: %d %v", rec.Code, got)
+	}
+	// Zero data retention results are not kept.
+	b.st.SetTeamLimits(context.Background(), b.team.ID, store.TeamLimits{ZeroDataRetention: true})
+	time.Sleep(5 * time.Millisecond)
+	zid := "0190a7b2-0000-7000-8000-000000000003"
+	b.scr.doc.Metadata.ScrapeID = zid
+	do(t, b.srv, http.MethodPost, "/v2/scrape", b.key, `{"url":"https://example.com","zeroDataRetention":true}`)
+	if rec, _ := do(t, b.srv, http.MethodGet, "/v2/scrape/"+zid, b.key, ""); rec.Code != 404 {
+		t.Errorf("zdr result kept: %d", rec.Code)
 	}
 }

@@ -1,21 +1,20 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/limits"
 
 	"github.com/firegate/firegate/internal/scrape"
 )
-
-// scrapeResponse is the 200 body of POST /v2/scrape.
-type scrapeResponse struct {
-	Success bool             `json:"success"`
-	Data    *scrape.Document `json:"data"`
-}
 
 // handleScrape serves POST /v2/scrape: validate, rate limit, credit
 // pre-check, wait for a concurrency slot, scrape, charge.
@@ -58,13 +57,55 @@ func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
 		ms := waited.Milliseconds()
 		doc.Metadata.Concurrency, doc.Metadata.ConcurrencyMS = true, &ms
 	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return fmt.Errorf("httpapi: encode document: %w", err)
+	}
 	if !opts.ZeroDataRetention && !opts.Lockdown {
+		s.results.put(ctx, doc.Metadata.ScrapeID, team.ID, data)
 		s.log.InfoContext(ctx, "scrape done", "request_id", requestIDFrom(ctx), "team_id", team.ID,
 			"url", opts.URL, "status_code", doc.Metadata.StatusCode, "cache_state", doc.Metadata.CacheState)
 	}
-	writeJSON(w, http.StatusOK, scrapeResponse{Success: true, Data: doc})
+	writeData(w, data)
 	return nil
 }
+
+// handleGetScrape serves GET /v2/scrape/{id}: the document of an earlier
+// scrape of the caller's team, byte for byte, while it is kept.
+func (s *Server) handleGetScrape(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	team := teamFrom(ctx)
+	if err := s.rateLimited(ctx, team, limits.ClassStatus); err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "id")
+	if _, err := uuid.Parse(id); err != nil {
+		return errInvalidJobID
+	}
+	owner, data, err := s.results.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if owner != team.ID {
+		return errNotYourJob
+	}
+	writeData(w, data)
+	return nil
+}
+
+// writeData writes {"success":true,"data":<data>} with data already encoded.
+func writeData(w http.ResponseWriter, data []byte) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte(`{"success":true,"data":`))
+	_, _ = w.Write(data)
+	_, _ = w.Write([]byte("}\n"))
+}
+
+var (
+	errInvalidJobID = &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "Invalid job ID format. Job ID must be a valid UUID."}
+	errNotYourJob   = &Error{Status: http.StatusForbidden, Code: "FORBIDDEN", Message: "You are not allowed to access this resource."}
+)
 
 // errZDRNotEnabled answers zeroDataRetention from a team without it.
 var errZDRNotEnabled = &Error{Status: http.StatusForbidden, Code: "ZDR_NOT_ENABLED",

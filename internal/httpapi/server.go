@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -50,7 +52,9 @@ type Deps struct {
 	Limiter limits.Limiter
 	// Defaults are the limits of teams without overrides.
 	Defaults LimitDefaults
-	Log      *slog.Logger
+	// Results keeps documents for GET /v2/scrape/{id}; nil keeps none.
+	Results cache.Cache
+	Log     *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -71,12 +75,14 @@ type Server struct {
 	log      *slog.Logger
 	ready    atomic.Bool
 	router   chi.Router
+	results  results
 	lastOK   sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
 func New(d Deps) *Server {
-	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log}
+	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
+		results: results{c: d.Results, now: time.Now}}
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.accessLog, s.recoverPanics)
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -89,6 +95,7 @@ func New(d Deps) *Server {
 	r.Route("/v2", func(r chi.Router) {
 		r.Use(s.limitBody, s.authenticate)
 		r.Post("/scrape", s.handle(s.handleScrape))
+		r.Get("/scrape/{id}", s.handle(s.handleGetScrape))
 		r.Get("/team/credit-usage", s.handle(s.handleCreditUsage))
 		r.Get("/team/credit-usage/historical", s.handle(s.handleCreditHistory))
 		r.Get("/concurrency-check", s.handle(s.handleConcurrencyCheck))
@@ -118,7 +125,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // notImplemented lists the v2 routes this server knows but does not serve
 // yet; they answer 501 rather than a bare 404.
 var notImplemented = []string{
-	"/scrape/{id}", "/scrape/{id}/interact",
+	"/scrape/{id}/interact",
 	"/batch/scrape", "/batch/scrape/*",
 	"/crawl", "/crawl/*",
 	"/map", "/search", "/search/*", "/feedback",
