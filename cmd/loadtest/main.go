@@ -41,6 +41,7 @@ func run() error {
 	pageKB := flag.Int("page-kb", 20, "size of the served page in KB")
 	formats := flag.String("formats", "markdown", "comma-separated formats")
 	pid := flag.Int("pid", 0, "server process id, to report its peak RSS (Linux)")
+	cached := flag.Bool("cache", false, "let the server cache (API defaults) instead of sending maxAge:0 and storeInCache:false")
 	flag.Parse()
 
 	if *target == "" {
@@ -57,12 +58,11 @@ func run() error {
 		defer srv.Close()
 		*target = "http://" + ln.Addr().String() + "/article"
 	}
-	body, err := json.Marshal(map[string]any{
-		"url":          *target,
-		"formats":      strings.Split(*formats, ","),
-		"maxAge":       0,
-		"storeInCache": false,
-	})
+	req := map[string]any{"url": *target, "formats": strings.Split(*formats, ",")}
+	if !*cached {
+		req["maxAge"], req["storeInCache"] = 0, false
+	}
+	body, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}

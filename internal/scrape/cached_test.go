@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/firegate/firegate/internal/cache"
@@ -205,6 +206,29 @@ func TestRedisDownDoesNotFailScrapes(t *testing.T) {
 		}
 		if el := time.Since(start); el > 2*time.Second {
 			t.Errorf("scrape %d took %v with redis down", i, el)
+		}
+	}
+}
+
+func TestCachedEncodingRoundTrip(t *testing.T) {
+	t.Parallel()
+	md, raw, empty := "# T\n\nbody", "<p>x</p>", ""
+	in := &Document{Markdown: &md, RawHTML: &raw, RawBase64: &empty, Links: []string{"https://a/"},
+		Metadata: Metadata{URL: "https://a/", StatusCode: 200, CreditsUsed: 1, Page: map[string]any{"title": "T", "og:tags": []any{"a", "b"}}}}
+	b, err := encodeCached(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := decodeCached(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(in, out); diff != "" {
+		t.Errorf("(-in +out)\n%s", diff)
+	}
+	for i := range len(b) {
+		if _, err := decodeCached(b[:i]); err == nil && i < len(b)-1 {
+			t.Errorf("truncated entry of %d bytes decoded", i)
 		}
 	}
 }
