@@ -83,7 +83,7 @@ func BenchmarkRender(b *testing.B) {
 			b.SetBytes(int64(len(page)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := e.render(context.Background(), &o, resp); err != nil {
+				if _, err := e.render(context.Background(), &o, resp, true); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -32,6 +32,9 @@ type Fetcher interface {
 // Engine turns validated Options into a Document.
 type Engine struct {
 	fetcher  Fetcher
+	browser  Renderer   // nil: no browser
+	media    MediaStore // screenshots and PDFs of the browser
+	mediaURL func(id string) string
 	cache    cache.Cache // nil: no cache
 	cacheTTL time.Duration
 	log      *slog.Logger
@@ -46,6 +49,14 @@ type Config struct {
 	Cache cache.Cache
 	// CacheTTL is how long an entry is kept; default 7 days.
 	CacheTTL time.Duration
+	// Browser renders pages that need JavaScript, actions or screenshots;
+	// nil (or an unavailable one) keeps every scrape on plain HTTP and
+	// rejects browser-only requests.
+	Browser Renderer
+	// Media stores screenshots and PDFs; MediaURL turns a media id into the
+	// URL returned to the user. Both are needed with Browser.
+	Media    MediaStore
+	MediaURL func(id string) string
 	Log      *slog.Logger
 }
 
@@ -54,13 +65,14 @@ func New(c Config) *Engine {
 	if c.CacheTTL <= 0 {
 		c.CacheTTL = 7 * 24 * time.Hour
 	}
-	return &Engine{fetcher: c.Fetcher, cache: c.Cache, cacheTTL: c.CacheTTL, log: c.Log, now: time.Now}
+	return &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL,
+		cache: c.Cache, cacheTTL: c.CacheTTL, log: c.Log, now: time.Now}
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
 // opts.Timeout; running past it returns an error wrapping ErrTimeout.
 func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
-	if err := checkSupported(&opts); err != nil {
+	if err := checkSupported(&opts, e.browserOK()); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
@@ -101,9 +113,14 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	return doc, nil
 }
 
-// fresh fetches and renders the page.
+// fresh fetches and renders the page: in the browser when the request
+// needs one (or prefers one and there is one), else over plain HTTP, moving
+// to the browser when the fetched page turns out to be client-rendered.
 func (e *Engine) fresh(ctx context.Context, opts *Options) (*Document, error) {
 	start := time.Now()
+	if needsBrowser(opts) || (prefersBrowser(opts) && e.browserOK()) {
+		return e.freshInBrowser(ctx, opts, start)
+	}
 	resp, err := e.fetcher.Do(ctx, fetch.Request{
 		URL:            opts.URL,
 		Headers:        opts.Headers,
@@ -119,7 +136,17 @@ func (e *Engine) fresh(ctx context.Context, opts *Options) (*Document, error) {
 			return nil, &Failure{Kind: ErrTimeout, Msg: fmt.Sprintf("waitFor of %v did not fit in the timeout.", opts.WaitFor), Cause: err}
 		}
 	}
-	doc, err := e.render(ctx, opts, resp)
+	doc, err := e.render(ctx, opts, resp, true)
+	if errors.Is(err, errClientRendered) {
+		if e.browserOK() {
+			return e.freshInBrowser(ctx, opts, start)
+		}
+		doc, err = e.render(ctx, opts, resp, false)
+		if err == nil {
+			msg := "The page seems to build its content with JavaScript, and this server has no browser available; the static HTML was used."
+			doc.Metadata.Error = &msg
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +156,31 @@ func (e *Engine) fresh(ctx context.Context, opts *Options) (*Document, error) {
 	return doc, nil
 }
 
+// freshInBrowser renders the page in the browser.
+func (e *Engine) freshInBrowser(ctx context.Context, opts *Options, start time.Time) (*Document, error) {
+	resp, res, err := e.renderInBrowser(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := e.render(ctx, opts, resp, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.attachBrowserOutputs(ctx, opts, res, doc); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w after %v", ErrTimeout, time.Since(start).Round(time.Millisecond))
+	}
+	return doc, nil
+}
+
+// errClientRendered tells fresh that the fetched page needs a browser.
+var errClientRendered = errors.New("scrape: page is client-rendered")
+
 // render builds the document from a fetched response.
-func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response) (*Document, error) {
+// With detectJS, a client-rendered HTML page returns errClientRendered.
+func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response, detectJS bool) (*Document, error) {
 	doc := &Document{Metadata: Metadata{
 		SourceURL:   opts.URL,
 		URL:         resp.URL,
@@ -157,7 +207,7 @@ func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response
 
 	switch kind := classifyContent(resp); kind {
 	case contentHTML:
-		if err := e.renderHTML(opts, resp, doc); err != nil {
+		if err := e.renderHTML(opts, resp, doc, detectJS); err != nil {
 			return nil, err
 		}
 	case contentText:
@@ -189,7 +239,7 @@ func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response
 	return doc, nil
 }
 
-func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document) error {
+func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document, detectJS bool) error {
 	raw := resp.Text()
 	if opts.HasFormat(FormatRawHTML) {
 		doc.RawHTML = &raw
@@ -197,6 +247,9 @@ func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document) 
 	root, err := parseHTML(raw)
 	if err != nil {
 		return err
+	}
+	if detectJS && looksClientRendered(root) {
+		return errClientRendered
 	}
 	pageURL, err := url.Parse(resp.URL)
 	if err != nil {

@@ -17,6 +17,7 @@ var (
 	ErrNoCachedData      = errors.New("scrape: no cached data")
 	ErrLockdownCacheMiss = errors.New("scrape: lockdown cache miss")
 	ErrForbidden         = errors.New("scrape: forbidden")
+	ErrAction            = errors.New("scrape: action failed")
 )
 
 // FeatureError reports a valid request for a capability this server does not

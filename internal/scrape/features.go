@@ -4,14 +4,17 @@ import "fmt"
 
 // checkSupported rejects valid requests for capabilities this server does
 // not provide yet, naming the field, so nothing is silently dropped.
-func checkSupported(o *Options) error {
-	if len(o.Actions) > 0 {
+func checkSupported(o *Options, browserOK bool) error {
+	if len(o.Actions) > 0 && !browserOK {
 		return &FeatureError{Code: "SCRAPE_ACTIONS_NOT_SUPPORTED", Feature: "actions",
 			Reason: "Actions are not supported by this server yet: they need the browser engine, which is not available"}
 	}
 	for _, f := range o.Formats {
 		switch f.Type {
 		case FormatScreenshot:
+			if browserOK {
+				continue
+			}
 			return &FeatureError{Code: "SCRAPE_SCREENSHOT_NOT_SUPPORTED", Feature: "formats.screenshot",
 				Reason: "Screenshots are not supported by this server yet: they need the browser engine, which is not available"}
 		case FormatBranding:

@@ -1,0 +1,345 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/firegate/firegate/internal/actions"
+	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/fetch"
+)
+
+// Renderer renders pages in a browser; *browser.Pool implements it.
+type Renderer interface {
+	Available() error
+	Render(ctx context.Context, req browser.Request) (*browser.Result, error)
+}
+
+// MediaStore keeps screenshots and PDFs; *media.Store implements it.
+type MediaStore interface {
+	Put(ctx context.Context, data []byte, contentType string) (string, error)
+}
+
+// browserOK reports whether a browser is configured and usable.
+func (e *Engine) browserOK() bool {
+	return e.browser != nil && e.media != nil && e.browser.Available() == nil
+}
+
+// needsBrowser reports whether the request can only be served by a
+// browser: actions and screenshots need a real page.
+func needsBrowser(o *Options) bool {
+	return len(o.Actions) > 0 || o.HasFormat(FormatScreenshot)
+}
+
+// prefersBrowser reports whether the request is better served by a browser
+// when there is one: waiting and mobile emulation mean something only on a
+// rendered page.
+func prefersBrowser(o *Options) bool {
+	return o.WaitFor > 0 || o.Mobile
+}
+
+// renderInBrowser renders the page in Chrome and turns the result into a
+// fetched response plus the browser-only outputs.
+func (e *Engine) renderInBrowser(ctx context.Context, o *Options) (*fetch.Response, *browser.Result, error) {
+	req := browser.Request{
+		URL:           o.URL,
+		Headers:       o.Headers,
+		Mobile:        o.Mobile,
+		Languages:     o.Location.Languages,
+		Timezone:      countryTimezone(o.Location.Country),
+		SkipTLSVerify: o.SkipTLSVerification,
+		BlockAds:      o.BlockAds,
+		WaitFor:       o.WaitFor,
+		Actions:       toBrowserActions(o.Actions),
+	}
+	if f, ok := o.FormatOf(FormatScreenshot); ok {
+		req.Screenshot = &browser.Screenshot{FullPage: f.FullPage}
+		if f.Quality != nil {
+			req.Screenshot.Quality = *f.Quality
+		}
+		if f.Viewport != nil {
+			req.Screenshot.Viewport = &browser.Viewport{Width: f.Viewport.Width, Height: f.Viewport.Height}
+		}
+	}
+	res, err := e.browser.Render(ctx, req)
+	if err != nil {
+		return nil, nil, classifyBrowserError(ctx, o.URL, err)
+	}
+	hdr := res.Header
+	if hdr == nil {
+		hdr = http.Header{}
+	}
+	resp := &fetch.Response{RequestURL: o.URL, URL: res.URL, StatusCode: res.StatusCode, Header: hdr,
+		ContentType: "text/html", Body: []byte(res.HTML)}
+	if hdr.Get("Content-Type") == "" && res.ContentType != "" {
+		hdr.Set("Content-Type", res.ContentType)
+	}
+	return resp, res, nil
+}
+
+// attachBrowserOutputs stores screenshots and PDFs and fills the document's
+// screenshot and actions fields.
+func (e *Engine) attachBrowserOutputs(ctx context.Context, o *Options, res *browser.Result, doc *Document) error {
+	if len(res.Screenshot) > 0 && o.HasFormat(FormatScreenshot) {
+		u, err := e.putMedia(ctx, res.Screenshot, res.ScreenshotType)
+		if err != nil {
+			return err
+		}
+		doc.Screenshot = &u
+	}
+	if len(o.Actions) == 0 || res.Actions == nil {
+		return nil
+	}
+	out := &ActionResults{Screenshots: []string{}, Scrapes: []ActionScrape{}, JavascriptReturns: []JavascriptValue{}, PDFs: []string{}}
+	for _, m := range res.Actions.Screenshots {
+		u, err := e.putMedia(ctx, m.Data, m.ContentType)
+		if err != nil {
+			return err
+		}
+		out.Screenshots = append(out.Screenshots, u)
+	}
+	for _, m := range res.Actions.PDFs {
+		u, err := e.putMedia(ctx, m.Data, m.ContentType)
+		if err != nil {
+			return err
+		}
+		out.PDFs = append(out.PDFs, u)
+	}
+	for _, s := range res.Actions.Scrapes {
+		out.Scrapes = append(out.Scrapes, ActionScrape{URL: s.URL, HTML: s.HTML})
+	}
+	for _, r := range res.Actions.JavascriptReturns {
+		out.JavascriptReturns = append(out.JavascriptReturns, JavascriptValue{Type: r.Type, Value: r.Value})
+	}
+	doc.Actions = out
+	return nil
+}
+
+func (e *Engine) putMedia(ctx context.Context, data []byte, contentType string) (string, error) {
+	id, err := e.media.Put(context.WithoutCancel(ctx), data, contentType)
+	if err != nil {
+		return "", fmt.Errorf("scrape: store media: %w", err)
+	}
+	return e.mediaURL(id), nil
+}
+
+// classifyBrowserError maps browser errors to engine sentinels.
+func classifyBrowserError(ctx context.Context, rawURL string, err error) error {
+	var ae *actions.Error
+	switch {
+	case errors.As(err, &ae):
+		return &Failure{Kind: ErrAction, Msg: fmt.Sprintf("Action %d (%s) failed: %s", ae.Index, ae.Type, ae.Reason), Cause: err}
+	case errors.Is(err, context.Canceled) && ctx.Err() != context.DeadlineExceeded:
+		return err
+	case errors.Is(err, browser.ErrTimeout), errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &Failure{Kind: ErrTimeout, Msg: "The page took longer than the timeout to load and run its actions.", Cause: err}
+	case errors.Is(err, browser.ErrDNS):
+		return classifyFetchError(ctx, rawURL, fmt.Errorf("%w: %w", fetch.ErrDNS, err))
+	case errors.Is(err, browser.ErrTLS):
+		return classifyFetchError(ctx, rawURL, fmt.Errorf("%w: %w", fetch.ErrTLS, err))
+	case errors.Is(err, browser.ErrBlocked):
+		return classifyFetchError(ctx, rawURL, fmt.Errorf("%w: %w", fetch.ErrBlocked, err))
+	case errors.Is(err, browser.ErrNavigation):
+		return &Failure{Kind: ErrSite, Msg: "Could not load " + rawURL + " in the browser: " + rootCause(err), Cause: err}
+	default:
+		return fmt.Errorf("scrape: browser: %w", err)
+	}
+}
+
+func toBrowserActions(in []Action) []actions.Action {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]actions.Action, len(in))
+	for i, a := range in {
+		b := actions.Action{Type: a.Type, Milliseconds: a.Milliseconds, Selector: a.Selector, FullPage: a.FullPage,
+			All: a.All, Text: a.Text, Key: a.Key, Direction: a.Direction, Script: a.Script, PDFFormat: a.PDFFormat,
+			Landscape: a.Landscape, Scale: a.Scale}
+		if a.Quality != nil {
+			b.Quality = *a.Quality
+		}
+		if a.Viewport != nil {
+			b.Viewport = &actions.Viewport{Width: a.Viewport.Width, Height: a.Viewport.Height}
+		}
+		out[i] = b
+	}
+	return out
+}
+
+// looksClientRendered reports whether a fetched page seems to get its
+// content from JavaScript: little visible text while the page carries
+// scripts and an empty app root, or a noscript telling to enable
+// JavaScript. Static pages with real text never qualify.
+func looksClientRendered(root *html.Node) bool {
+	var text, scripts int
+	var emptyRoot, noscriptJS bool
+	var walk func(n *html.Node, inBody bool)
+	walk = func(n *html.Node, inBody bool) {
+		if text > 400 {
+			return // plenty of static text: stop early
+		}
+		switch n.Type {
+		case html.TextNode:
+			if inBody {
+				text += len(strings.TrimSpace(n.Data))
+			}
+			return
+		case html.ElementNode:
+			switch n.DataAtom {
+			case atom.Script:
+				scripts++
+				return
+			case atom.Style, atom.Template:
+				return
+			case atom.Noscript:
+				if strings.Contains(strings.ToLower(textOf(n)), "javascript") {
+					noscriptJS = true
+				}
+				return
+			case atom.Body:
+				inBody = true
+			case atom.Div, atom.Main, atom.Section:
+				for _, a := range n.Attr {
+					if a.Key == "id" && isAppRootID(a.Val) && strings.TrimSpace(textOf(n)) == "" {
+						emptyRoot = true
+					}
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, inBody)
+		}
+	}
+	walk(root, false)
+	if text > 400 {
+		return false
+	}
+	return noscriptJS || (scripts > 0 && (emptyRoot || text < 40))
+}
+
+func isAppRootID(id string) bool {
+	switch strings.ToLower(id) {
+	case "root", "app", "__next", "__nuxt", "svelte", "___gatsby", "main-app", "application":
+		return true
+	}
+	return false
+}
+
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+// countryTimezone is the main IANA zone of a country, for the browser's
+// timezone emulation; "" leaves the browser's own.
+func countryTimezone(cc string) string {
+	switch strings.ToUpper(cc) {
+	case "US", "US-GENERIC":
+		return "America/New_York"
+	case "CA":
+		return "America/Toronto"
+	case "MX":
+		return "America/Mexico_City"
+	case "BR":
+		return "America/Sao_Paulo"
+	case "AR":
+		return "America/Argentina/Buenos_Aires"
+	case "GB":
+		return "Europe/London"
+	case "IE":
+		return "Europe/Dublin"
+	case "FR":
+		return "Europe/Paris"
+	case "DE":
+		return "Europe/Berlin"
+	case "ES":
+		return "Europe/Madrid"
+	case "IT":
+		return "Europe/Rome"
+	case "NL":
+		return "Europe/Amsterdam"
+	case "BE":
+		return "Europe/Brussels"
+	case "CH":
+		return "Europe/Zurich"
+	case "AT":
+		return "Europe/Vienna"
+	case "SE":
+		return "Europe/Stockholm"
+	case "NO":
+		return "Europe/Oslo"
+	case "DK":
+		return "Europe/Copenhagen"
+	case "FI":
+		return "Europe/Helsinki"
+	case "PL":
+		return "Europe/Warsaw"
+	case "PT":
+		return "Europe/Lisbon"
+	case "CZ":
+		return "Europe/Prague"
+	case "GR":
+		return "Europe/Athens"
+	case "TR":
+		return "Europe/Istanbul"
+	case "RU":
+		return "Europe/Moscow"
+	case "UA":
+		return "Europe/Kyiv"
+	case "IL":
+		return "Asia/Jerusalem"
+	case "AE":
+		return "Asia/Dubai"
+	case "IN":
+		return "Asia/Kolkata"
+	case "CN":
+		return "Asia/Shanghai"
+	case "HK":
+		return "Asia/Hong_Kong"
+	case "TW":
+		return "Asia/Taipei"
+	case "JP":
+		return "Asia/Tokyo"
+	case "KR":
+		return "Asia/Seoul"
+	case "SG":
+		return "Asia/Singapore"
+	case "ID":
+		return "Asia/Jakarta"
+	case "TH":
+		return "Asia/Bangkok"
+	case "VN":
+		return "Asia/Ho_Chi_Minh"
+	case "PH":
+		return "Asia/Manila"
+	case "AU":
+		return "Australia/Sydney"
+	case "NZ":
+		return "Pacific/Auckland"
+	case "ZA":
+		return "Africa/Johannesburg"
+	case "EG":
+		return "Africa/Cairo"
+	case "NG":
+		return "Africa/Lagos"
+	case "KE":
+		return "Africa/Nairobi"
+	}
+	return ""
+}
