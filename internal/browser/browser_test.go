@@ -329,6 +329,10 @@ func TestRenderTLS(t *testing.T) {
 	if err != nil || !strings.Contains(res.HTML, "secret page") {
 		t.Errorf("with skip: %v", err)
 	}
+	// The setting belongs to that render's tab only.
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/"}); !errors.Is(err, ErrTLS) {
+		t.Errorf("without skip after a render with skip: err %v, want ErrTLS", err)
+	}
 }
 
 func TestRenderErrors(t *testing.T) {

@@ -303,6 +303,11 @@ func (p *Pool) setup(ctx context.Context, inst *instance, t *chromedp.Target, re
 			p.log.WarnContext(ctx, "timezone override refused", "timezone", req.Timezone, "err", err)
 		}
 	}
+	// No HTTP cache: a response cached for one caller (say, with its
+	// cookies) must never be served to the next one in this slot.
+	if _, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
+		return env, err
+	}
 	if len(headers) > 0 {
 		if _, err := cdp.Call(ctx, t, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: headers}); err != nil {
 			return env, err

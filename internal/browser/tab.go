@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/cdproto/target"
@@ -222,8 +221,8 @@ func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab,
 
 // clearState deletes what the render left in the slot's browser context:
 // all its cookies, and every storage (local, IndexedDB, cache storage,
-// service workers...) of the origins the page requested, plus the HTTP
-// cache.
+// service workers...) of the origins the page requested. The HTTP cache
+// stays empty because tabs run with it disabled (see setup).
 func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab) error {
 	cctx, cancel := context.WithTimeout(ctx, closeTimeout)
 	defer cancel()
@@ -232,9 +231,6 @@ func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab)
 		if _, err := cdp.Call(cctx, tb.t, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: origin, StorageTypes: "all"}); err != nil {
 			errs = append(errs, fmt.Errorf("clear %s: %w", origin, err))
 		}
-	}
-	if _, err := cdp.Call(cctx, tb.t, network.ClearBrowserCache, cdp.Empty{}); err != nil {
-		errs = append(errs, fmt.Errorf("clear cache: %w", err))
 	}
 	b := chromedp.FromContext(inst.ctx).Browser
 	if _, err := cdp.Call(cctx, b, storage.ClearCookies, storage.ClearCookiesParams{BrowserContextID: s.id}); err != nil {
