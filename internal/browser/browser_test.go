@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -706,4 +707,57 @@ func TestRenderRemoteChrome(t *testing.T) {
 func chromeFlagNames() []string {
 	return []string{"--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"}
+}
+
+func TestRenderNoSharedHTTPCache(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	var n atomic.Int64
+	s := newSite(t, nil, map[string]http.HandlerFunc{
+		"/": func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/" {
+				http.NotFound(w, r) // favicon
+				return
+			}
+			w.Header().Set("Cache-Control", "private, max-age=600")
+			fmt.Fprintf(w, "<html><body>copy %d</body></html>", n.Add(1))
+		},
+	})
+	ctx := testCtx(t, 30*time.Second)
+	for i := 1; i <= 3; i++ {
+		res, err := p.Render(ctx, Request{URL: s.URL + "/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("copy %d", i); !strings.Contains(res.HTML, want) {
+			t.Errorf("render %d: %q, want %q (served from a cache)", i, res.HTML, want)
+		}
+		p.closing.Wait()
+	}
+}
+
+// A page that never goes quiet (a ticking DOM and a request that never
+// ends) is captured when the smart wait's budget runs out, not failed.
+func TestRenderBusyPageIsCapturedAtBudget(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body><p id="tick">0</p><script>
+let i = 0; setInterval(() => { document.getElementById('tick').textContent = ++i; }, 50);
+fetch('/hang');
+</script></body></html>`}, map[string]http.HandlerFunc{
+		"/hang": func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, err := p.Render(ctx, Request{URL: s.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 1500*time.Millisecond || el > 3500*time.Millisecond {
+		t.Errorf("render took %v, want about half the 4s timeout", el)
+	}
+	if strings.Contains(res.HTML, `<p id="tick">0</p>`) {
+		t.Errorf("page captured before its script ran: %s", res.HTML)
+	}
 }
