@@ -29,6 +29,12 @@ type Config struct {
 	CacheTTL        time.Duration // CACHE_TTL: how long a cached document is kept, default 168h
 	TeamConcurrency int           // TEAM_CONCURRENCY_LIMIT: concurrent scrapes per team, default 64, 0 = unlimited
 	TeamRateMult    int           // TEAM_RATE_MULTIPLIER: multiplier of the base per-minute rates, default 0 = unlimited
+	Browser         string        // BROWSER: "auto" (default: use Chrome when one is found) or "off"
+	ChromePath      string        // CHROME_PATH: Chrome binary; empty = chromium/google-chrome on PATH
+	BrowserWSURL    string        // BROWSER_WS_URL: a running Chrome's DevTools address instead of a local one
+	BrowserMaxTabs  int           // BROWSER_MAX_TABS: tabs open at once, default 2 per CPU
+	PublicURL       string        // PUBLIC_URL: base URL of this server in screenshot/PDF links
+	MediaDir        string        // MEDIA_DIR: screenshots and PDFs, default DATA_DIR/media
 	PprofAddr       string        // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 }
 
@@ -49,6 +55,11 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		AuthMode:        "on",
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
 		PprofAddr:       getenv("PPROF_ADDR"),
+		Browser:         "auto",
+		ChromePath:      getenv("CHROME_PATH"),
+		BrowserWSURL:    getenv("BROWSER_WS_URL"),
+		PublicURL:       strings.TrimRight(getenv("PUBLIC_URL"), "/"),
+		MediaDir:        getenv("MEDIA_DIR"),
 		RedisURL:        getenv("REDIS_URL"),
 		CacheMaxBytes:   128 << 20,
 		CacheTTL:        7 * 24 * time.Hour,
@@ -121,6 +132,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.TeamRateMult = n
 	}
+	if v := getenv("BROWSER"); v != "" {
+		c.Browser = strings.ToLower(v)
+	}
+	if v := getenv("BROWSER_MAX_TABS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("BROWSER_MAX_TABS: %q must be a positive integer", v))
+		}
+		c.BrowserMaxTabs = n
+	}
 	if v := getenv("LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			errs = append(errs, fmt.Errorf("LOG_LEVEL: %q is not one of debug, info, warn, error", v))
@@ -128,6 +149,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	if v := getenv("LOG_FORMAT"); v != "" {
 		c.LogFormat = strings.ToLower(v)
+	}
+	if c.MediaDir == "" {
+		c.MediaDir = filepath.Join(c.DataDir, "media")
+	}
+	if c.PublicURL == "" {
+		host := c.Host
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "localhost"
+		}
+		c.PublicURL = "http://" + net.JoinHostPort(host, strconv.Itoa(c.Port))
 	}
 	errs = append(errs, c.validate()...)
 	return c, errors.Join(errs...)
@@ -138,6 +169,12 @@ func (c Config) validate() []error {
 	var errs []error
 	if c.AuthMode != "on" && c.AuthMode != "off" {
 		errs = append(errs, fmt.Errorf("AUTH_MODE: %q must be on or off", c.AuthMode))
+	}
+	if c.Browser != "auto" && c.Browser != "off" {
+		errs = append(errs, fmt.Errorf("BROWSER: %q must be auto or off", c.Browser))
+	}
+	if c.PublicURL != "" && !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
+		errs = append(errs, errors.New("PUBLIC_URL: must be an http:// or https:// URL"))
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT: %q must be json or text", c.LogFormat))

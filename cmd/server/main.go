@@ -34,10 +34,12 @@ import (
 	"github.com/firegate/firegate/internal/apikey"
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/httpapi"
 	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/postgres"
@@ -151,9 +153,28 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		return err
 	}
 	defer closeRedis()
+	mediaStore, err := media.New(media.Options{Dir: cfg.MediaDir}, log)
+	if err != nil {
+		return fmt.Errorf("media store: %w", err)
+	}
+	go mediaStore.RunJanitor(ctx, time.Hour)
+	var renderer scrape.Renderer
+	if cfg.Browser == "auto" {
+		pool := browser.New(browser.Options{ChromePath: cfg.ChromePath, RemoteURL: cfg.BrowserWSURL, MaxTabs: cfg.BrowserMaxTabs,
+			AllowPrivate: cfg.AllowPrivate, UserDataDir: filepath.Join(cfg.DataDir, "chrome")}, log)
+		defer pool.Close()
+		if err := pool.Available(); err != nil {
+			log.WarnContext(ctx, "browser unavailable: pages are fetched over plain HTTP only; actions and screenshots answer 400", "err", err)
+		} else {
+			renderer = pool
+			log.InfoContext(ctx, "browser available (started on first use)")
+		}
+	}
 	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
 	api := httpapi.New(httpapi.Deps{
-		Scraper:  scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log}),
+		Scraper: scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
+			Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id }}),
+		Media:    mediaStore,
 		Auth:     auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
 		Ledger:   billing.NewLedger(st, log),
 		Limiter:  limiter,

@@ -54,7 +54,9 @@ type Deps struct {
 	Defaults LimitDefaults
 	// Results keeps documents for GET /v2/scrape/{id}; nil keeps none.
 	Results cache.Cache
-	Log     *slog.Logger
+	// Media serves screenshots and PDFs at /media/{id}; nil serves none.
+	Media MediaFiles
+	Log   *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -76,13 +78,14 @@ type Server struct {
 	ready    atomic.Bool
 	router   chi.Router
 	results  results
+	media    MediaFiles
 	lastOK   sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
 func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
-		results: results{c: d.Results, now: time.Now}}
+		results: results{c: d.Results, now: time.Now}, media: d.Media}
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.accessLog, s.recoverPanics)
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -92,6 +95,7 @@ func New(d Deps) *Server {
 		return &Error{Status: http.StatusMethodNotAllowed, Code: "METHOD_NOT_ALLOWED", Message: "Method Not Allowed"}
 	}))
 	r.Get("/health", s.handleHealth)
+	r.Get("/media/{id}", s.handle(s.handleMedia))
 	r.Route("/v2", func(r chi.Router) {
 		r.Use(s.limitBody, s.authenticate)
 		r.Post("/scrape", s.handle(s.handleScrape))

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/scrape"
 )
 
@@ -267,5 +268,28 @@ func TestHealthAndRequestID(t *testing.T) {
 	s.ServeHTTP(rr, req)
 	if got := rr.Header().Get("X-Request-Id"); got == "" || strings.Contains(got, " ") {
 		t.Errorf("bad request id not replaced: %q", got)
+	}
+}
+
+func TestMediaRoute(t *testing.T) {
+	t.Parallel()
+	st, err := media.New(media.Options{Dir: t.TempDir()}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := st.Put(context.Background(), []byte("\x89PNG fake"), "image/png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Deps{Scraper: &fakeScraper{}, Auth: fakeAuth{}, Media: st, Log: slog.New(slog.DiscardHandler)})
+	req := httptest.NewRequest(http.MethodGet, "/media/"+id, nil)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != 200 || rec.Body.String() != "\x89PNG fake" || rec.Header().Get("Content-Type") != "image/png" {
+		t.Errorf("media: %d %q %v", rec.Code, rec.Body, rec.Header())
+	}
+	rec, got := do(t, s, http.MethodGet, "/media/0123456789abcdef0123456789abcdef.png", "", "")
+	if rec.Code != 404 || got["success"] != false {
+		t.Errorf("unknown media: %d %v", rec.Code, got)
 	}
 }
