@@ -305,6 +305,11 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 		if err != nil {
 			return nil, err
 		}
+		if p.opts.UserDataDir != "" {
+			if err := os.MkdirAll(p.opts.UserDataDir, 0o700); err != nil {
+				return nil, fmt.Errorf("%w: profile dir: %v", ErrUnavailable, err)
+			}
+		}
 		dir, err := os.MkdirTemp(p.opts.UserDataDir, "firegate-chrome-")
 		if err != nil {
 			return nil, fmt.Errorf("%w: profile dir: %v", ErrUnavailable, err)

@@ -404,10 +404,14 @@ func TestRenderGuardBlocksPrivateTargets(t *testing.T) {
 	})
 	// This test needs a pool without AllowPrivate; the permit hook admits
 	// the "public" server, which also listens on loopback.
-	p := New(Options{ChromePath: path, MaxTabs: 2}, testenv.Logger(t))
+	profiles := filepath.Join(t.TempDir(), "data", "chrome") // created on start
+	p := New(Options{ChromePath: path, MaxTabs: 2, UserDataDir: profiles}, testenv.Logger(t))
 	t.Cleanup(func() {
 		if err := p.Close(); err != nil {
 			t.Error(err)
+		}
+		if left, _ := os.ReadDir(profiles); len(left) != 0 {
+			t.Errorf("profile dirs left after Close: %v", left)
 		}
 	})
 	p.permit = func(hostport string) bool { return "http://"+hostport == public.URL }
