@@ -50,6 +50,10 @@ func targetSite(t *testing.T) *httptest.Server {
 		w.Header().Set("Content-Type", "text/plain")
 		io.WriteString(w, "plain words\n")
 	})
+	mux.HandleFunc("/form", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<html><head><title>Search</title></head><body><form onsubmit="event.preventDefault();document.getElementById('out').textContent='You searched for '+this.q.value">
+<input id="q" name="q"></form><p id="out"></p></body></html>`)
+	})
 	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "<html><body><h1>Not here</h1></body></html>", http.StatusNotFound)
 	})
@@ -226,10 +230,29 @@ func TestJavaScriptSDK(t *testing.T) {
 		"PAGE_URL="+site.URL+"/article",
 		"TEXT_URL="+site.URL+"/text",
 		"MISSING_URL="+site.URL+"/missing",
+		"FORM_URL="+site.URL+"/form",
 	)
+	if chromePath() != "" {
+		cmd.Env = append(cmd.Env, "HAS_BROWSER=1")
+	} else if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+		t.Fatal("chromium is not installed")
+	}
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {
 		t.Fatalf("SDK test failed: %v", err)
 	}
+}
+
+// chromePath finds the Chrome the server will find.
+func chromePath() string {
+	if p := os.Getenv("CHROME_PATH"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
 }

@@ -84,3 +84,28 @@ test("credits, concurrency and queue status of a team with a balance", async () 
   assert.equal(queue.maxConcurrency, 64);
   assert.ok(queue.mostRecentSuccess);
 });
+
+test("actions and a screenshot in the browser", { skip: process.env.HAS_BROWSER !== "1" && "no browser" }, async () => {
+  const app = new Firecrawl({ apiKey, apiUrl });
+  const doc = await app.scrape(process.env.FORM_URL, {
+    formats: ["markdown", { type: "screenshot", fullPage: true }],
+    actions: [
+      { type: "click", selector: "#q" },
+      { type: "write", text: "lanterns" },
+      { type: "press", key: "Enter" },
+      { type: "wait", milliseconds: 100 },
+      { type: "executeJavascript", script: "return document.title" },
+      { type: "screenshot" },
+    ],
+    timeout: 30000,
+  });
+  assert.match(doc.markdown, /You searched for lanterns/);
+  assert.deepEqual(doc.actions.javascriptReturns, [{ type: "string", value: "Search" }]);
+  assert.equal(doc.actions.screenshots.length, 1);
+  for (const url of [doc.screenshot, doc.actions.screenshots[0]]) {
+    const res = await fetch(url);
+    assert.equal(res.status, 200);
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    assert.deepEqual([...bytes.slice(0, 4)], [0x89, 0x50, 0x4e, 0x47], "a PNG");
+  }
+});
