@@ -1,0 +1,447 @@
+package pdfparse
+
+import (
+	"context"
+	"math"
+	"strings"
+
+	"github.com/ledongthuc/pdf"
+)
+
+// Limits that keep one hostile page from exhausting memory or time.
+const (
+	maxRunsPerPage  = 200_000
+	maxFormDepth    = 8
+	ctxCheckEvery   = 4096
+	defaultPageW    = 612.0
+	defaultPageH    = 792.0
+	maxStackedState = 1024
+)
+
+// affine is a PDF transformation matrix [a b c d e f].
+type affine [6]float64
+
+// identity is the identity transformation.
+func identity() affine { return affine{1, 0, 0, 1, 0, 0} }
+
+// mul returns m followed by n (m × n in PDF row-vector convention).
+func (m affine) mul(n affine) affine {
+	return affine{
+		m[0]*n[0] + m[1]*n[2],
+		m[0]*n[1] + m[1]*n[3],
+		m[2]*n[0] + m[3]*n[2],
+		m[2]*n[1] + m[3]*n[3],
+		m[4]*n[0] + m[5]*n[2] + n[4],
+		m[4]*n[1] + m[5]*n[3] + n[5],
+	}
+}
+
+// apply transforms the point (x, y).
+func (m affine) apply(x, y float64) (float64, float64) {
+	return x*m[0] + y*m[2] + m[4], x*m[1] + y*m[3] + m[5]
+}
+
+// run is one piece of text shown by a text operator, in page space
+// (points, y up).
+type run struct {
+	x0, x1 float64 // horizontal extent
+	base   float64 // baseline y
+	size   float64 // effective font size in points
+	text   string
+	bold   bool
+	italic bool
+}
+
+// rect is an axis-aligned rectangle in page space (points, y up).
+type rect struct{ x0, y0, x1, y1 float64 }
+
+// pageContent is what the interpreter extracts from one page.
+type pageContent struct {
+	box    rect // crop box (or media box)
+	runs   []run
+	images []rect
+}
+
+// fontInfo caches what the interpreter needs from a font dictionary.
+type fontInfo struct {
+	enc      pdf.TextEncoding
+	first    int
+	widths   []float64
+	cidW     map[int]float64
+	dw       float64
+	twoByte  bool
+	std      [95]float64  // fallback widths for standard fonts without /Widths
+	fixedW   float64      // fixed width (Courier) when > 0
+	bold     bool
+	italic   bool
+	hasWidth bool
+}
+
+// width returns the advance of code in thousandths of an em.
+func (f *fontInfo) width(code int) float64 {
+	if f.twoByte {
+		if w, ok := f.cidW[code]; ok {
+			return w
+		}
+		return f.dw
+	}
+	if f.hasWidth {
+		if i := code - f.first; i >= 0 && i < len(f.widths) && f.widths[i] > 0 {
+			return f.widths[i]
+		}
+	}
+	if f.fixedW > 0 {
+		return f.fixedW
+	}
+	if code >= 32 && code < 127 {
+		return f.std[code-32]
+	}
+	return 500
+}
+
+// gstate is the part of the graphics and text state the interpreter tracks.
+type gstate struct {
+	ctm   affine
+	tc    float64
+	tw    float64
+	th    float64
+	tl    float64
+	tfs   float64
+	trise float64
+	font  *fontInfo
+}
+
+// interp interprets the content streams of one page.
+type interp struct {
+	ctx   context.Context
+	out   *pageContent
+	fonts map[string]*fontInfo
+	ops   int
+	err   error
+}
+
+// ctxAbort carries a context error out of pdf.Interpret through panic.
+type ctxAbort struct{ err error }
+
+// readPage extracts text runs and image placements from a page.
+func readPage(ctx context.Context, page pdf.Value) (pc *pageContent, err error) {
+	pc = &pageContent{box: pageBox(page)}
+	in := &interp{ctx: ctx, out: pc, fonts: map[string]*fontInfo{}}
+	in.run(page.Key("Contents"), inherited(page, "Resources"), gstate{ctm: identity(), th: 1}, 0)
+	return pc, in.err
+}
+
+// inherited returns a page attribute, looking up the page tree.
+func inherited(page pdf.Value, key string) pdf.Value {
+	for i := 0; i < 32 && !page.IsNull(); i++ {
+		if v := page.Key(key); !v.IsNull() {
+			return v
+		}
+		page = page.Key("Parent")
+	}
+	return pdf.Value{}
+}
+
+// pageBox returns the crop box (or media box) of a page.
+func pageBox(page pdf.Value) rect {
+	for _, key := range []string{"CropBox", "MediaBox"} {
+		v := inherited(page, key)
+		if v.Kind() != pdf.Array || v.Len() != 4 {
+			continue
+		}
+		r := rect{v.Index(0).Float64(), v.Index(1).Float64(), v.Index(2).Float64(), v.Index(3).Float64()}
+		if r.x0 > r.x1 {
+			r.x0, r.x1 = r.x1, r.x0
+		}
+		if r.y0 > r.y1 {
+			r.y0, r.y1 = r.y1, r.y0
+		}
+		if r.x1-r.x0 > 1 && r.y1-r.y0 > 1 && !math.IsInf(r.x1-r.x0, 0) {
+			return r
+		}
+	}
+	return rect{0, 0, defaultPageW, defaultPageH}
+}
+
+// run interprets one content stream (or array of streams) with the given
+// resources. A malformed stream stops its own interpretation only.
+func (in *interp) run(contents, res pdf.Value, g gstate, depth int) {
+	if contents.IsNull() || in.err != nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if a, ok := r.(ctxAbort); ok {
+				in.err = a.err
+				return
+			}
+			if in.err == nil {
+				in.err = errPartial
+			}
+		}
+	}()
+	var (
+		stack []gstate
+		tm    = identity()
+		tlm   = identity()
+		fonts = in.fonts
+	)
+	if depth > 0 {
+		fonts = map[string]*fontInfo{} // form XObjects have their own resources
+	}
+	show := func(raw string) {
+		f := g.font
+		if f == nil || g.tfs == 0 {
+			return
+		}
+		text := f.enc.Decode(raw)
+		trm := affine{g.tfs * g.th, 0, 0, g.tfs, 0, g.trise}.mul(tm).mul(g.ctm)
+		x0, y0 := trm.apply(0, 0)
+		var adv float64
+		step := 1
+		if f.twoByte {
+			step = 2
+		}
+		for i := 0; i+step <= len(raw); i += step {
+			code := int(raw[i])
+			if step == 2 {
+				code = code<<8 | int(raw[i+1])
+			}
+			w := f.width(code)/1000*g.tfs + g.tc
+			if step == 1 && code == ' ' {
+				w += g.tw
+			}
+			adv += w * g.th
+		}
+		tm = affine{1, 0, 0, 1, adv, 0}.mul(tm)
+		if len(in.out.runs) >= maxRunsPerPage {
+			return
+		}
+		end := affine{g.tfs * g.th, 0, 0, g.tfs, 0, g.trise}.mul(tm).mul(g.ctm)
+		x1, _ := end.apply(0, 0)
+		size := math.Hypot(trm[2], trm[3])
+		if x1 < x0 {
+			x0, x1 = x1, x0
+		}
+		if strings.TrimSpace(text) == "" || size <= 0 || math.IsNaN(size) || math.IsInf(size, 0) {
+			return
+		}
+		in.out.runs = append(in.out.runs, run{
+			x0: x0, x1: x1, base: y0, size: size, text: text,
+			bold: f.bold, italic: f.italic,
+		})
+	}
+	pdf.Interpret(contents, func(stk *pdf.Stack, op string) {
+		in.ops++
+		if in.ops%ctxCheckEvery == 0 {
+			if err := in.ctx.Err(); err != nil {
+				panic(ctxAbort{err})
+			}
+		}
+		n := stk.Len()
+		if n > 64 {
+			for ; n > 0; n-- {
+				stk.Pop()
+			}
+			return
+		}
+		args := make([]pdf.Value, n)
+		for i := n - 1; i >= 0; i-- {
+			args[i] = stk.Pop()
+		}
+		num := func(i int) float64 {
+			if i < len(args) {
+				return args[i].Float64()
+			}
+			return 0
+		}
+		switch op {
+		case "q":
+			if len(stack) < maxStackedState {
+				stack = append(stack, g)
+			}
+		case "Q":
+			if len(stack) > 0 {
+				g = stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+			}
+		case "cm":
+			if len(args) == 6 {
+				g.ctm = affine{num(0), num(1), num(2), num(3), num(4), num(5)}.mul(g.ctm)
+			}
+		case "BT":
+			tm, tlm = identity(), identity()
+		case "Tc":
+			g.tc = num(0)
+		case "Tw":
+			g.tw = num(0)
+		case "Tz":
+			g.th = num(0) / 100
+		case "TL":
+			g.tl = num(0)
+		case "Ts":
+			g.trise = num(0)
+		case "Tf":
+			if len(args) == 2 {
+				g.font = in.font(fonts, res, args[0].Name())
+				g.tfs = num(1)
+			}
+		case "Td", "TD":
+			if len(args) == 2 {
+				if op == "TD" {
+					g.tl = -num(1)
+				}
+				tlm = affine{1, 0, 0, 1, num(0), num(1)}.mul(tlm)
+				tm = tlm
+			}
+		case "Tm":
+			if len(args) == 6 {
+				tlm = affine{num(0), num(1), num(2), num(3), num(4), num(5)}
+				tm = tlm
+			}
+		case "T*":
+			tlm = affine{1, 0, 0, 1, 0, -g.tl}.mul(tlm)
+			tm = tlm
+		case "Tj":
+			if len(args) == 1 {
+				show(args[0].RawString())
+			}
+		case "'", "\"":
+			if op == "\"" && len(args) == 3 {
+				g.tw, g.tc = num(0), num(1)
+				args = args[2:]
+			}
+			tlm = affine{1, 0, 0, 1, 0, -g.tl}.mul(tlm)
+			tm = tlm
+			if len(args) == 1 {
+				show(args[0].RawString())
+			}
+		case "TJ":
+			if len(args) != 1 {
+				return
+			}
+			a := args[0]
+			for i := 0; i < a.Len() && i < 1<<16; i++ {
+				x := a.Index(i)
+				if x.Kind() == pdf.String {
+					show(x.RawString())
+					continue
+				}
+				tm = affine{1, 0, 0, 1, -x.Float64() / 1000 * g.tfs * g.th, 0}.mul(tm)
+			}
+		case "Do":
+			if len(args) == 1 {
+				in.xobject(res, args[0].Name(), g, depth)
+			}
+		}
+	})
+}
+
+// xobject handles the Do operator: images are recorded, forms interpreted.
+func (in *interp) xobject(res pdf.Value, name string, g gstate, depth int) {
+	xo := res.Key("XObject").Key(name)
+	switch xo.Key("Subtype").Name() {
+	case "Image":
+		var r rect
+		for i, p := range [4][2]float64{{0, 0}, {1, 0}, {0, 1}, {1, 1}} {
+			x, y := g.ctm.apply(p[0], p[1])
+			if i == 0 {
+				r = rect{x, y, x, y}
+				continue
+			}
+			r = rect{math.Min(r.x0, x), math.Min(r.y0, y), math.Max(r.x1, x), math.Max(r.y1, y)}
+		}
+		if len(in.out.images) < 1000 {
+			in.out.images = append(in.out.images, r)
+		}
+	case "Form":
+		if depth >= maxFormDepth {
+			return
+		}
+		if m := xo.Key("Matrix"); m.Len() == 6 {
+			g.ctm = affine{
+				m.Index(0).Float64(), m.Index(1).Float64(), m.Index(2).Float64(),
+				m.Index(3).Float64(), m.Index(4).Float64(), m.Index(5).Float64(),
+			}.mul(g.ctm)
+		}
+		sub := xo.Key("Resources")
+		if sub.IsNull() {
+			sub = res
+		}
+		in.run(xo, sub, g, depth+1)
+	}
+}
+
+// font returns the cached description of the named font resource.
+func (in *interp) font(cache map[string]*fontInfo, res pdf.Value, name string) *fontInfo {
+	if f, ok := cache[name]; ok {
+		return f
+	}
+	fv := res.Key("Font").Key(name)
+	pf := pdf.Font{V: fv}
+	f := &fontInfo{enc: pf.Encoder(), std: helveticaWidths(), dw: 1000}
+	base := fv.Key("BaseFont").Name()
+	lower := strings.ToLower(base)
+	f.bold = strings.Contains(lower, "bold") || strings.Contains(lower, "black") || strings.Contains(lower, "heavy")
+	f.italic = strings.Contains(lower, "italic") || strings.Contains(lower, "oblique")
+	if strings.Contains(lower, "courier") || strings.Contains(lower, "mono") {
+		f.fixedW = 600
+	}
+	if fv.Key("Subtype").Name() == "Type0" {
+		f.twoByte = true
+		desc := fv.Key("DescendantFonts").Index(0)
+		if dw := desc.Key("DW"); dw.Kind() == pdf.Integer || dw.Kind() == pdf.Real {
+			f.dw = dw.Float64()
+		}
+		f.cidW = cidWidths(desc.Key("W"))
+	} else if w := fv.Key("Widths"); w.Kind() == pdf.Array {
+		f.first = int(fv.Key("FirstChar").Int64())
+		n := min(w.Len(), 1<<16)
+		f.widths = make([]float64, n)
+		for i := range n {
+			f.widths[i] = w.Index(i).Float64()
+		}
+		f.hasWidth = n > 0
+	}
+	if f.enc == nil {
+		f.enc = rawEncoding{}
+	}
+	cache[name] = f
+	return f
+}
+
+// cidWidths parses a CIDFont /W array: c [w1 w2 ...] or c1 c2 w.
+func cidWidths(w pdf.Value) map[int]float64 {
+	out := map[int]float64{}
+	n := w.Len()
+	for i := 0; i < n && len(out) < 1<<16; {
+		c := int(w.Index(i).Int64())
+		if i+1 >= n {
+			break
+		}
+		next := w.Index(i + 1)
+		if next.Kind() == pdf.Array {
+			for j := 0; j < next.Len() && j < 1<<16; j++ {
+				out[c+j] = next.Index(j).Float64()
+			}
+			i += 2
+			continue
+		}
+		if i+2 >= n {
+			break
+		}
+		c2 := int(next.Int64())
+		wv := w.Index(i + 2).Float64()
+		for c1 := c; c1 <= c2 && c1-c < 1<<16; c1++ {
+			out[c1] = wv
+		}
+		i += 3
+	}
+	return out
+}
+
+// rawEncoding passes bytes through when a font has no usable encoding.
+type rawEncoding struct{}
+
+// Decode returns raw unchanged.
+func (rawEncoding) Decode(raw string) string { return raw }
