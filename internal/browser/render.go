@@ -151,6 +151,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 			return nil, fail("enable request guard", err)
 		}
 	}
+	answerDialogs(runCtx, t)
 	env, err := p.setup(runCtx, inst, t, req)
 	if err != nil {
 		return nil, fail("set up tab", err)
@@ -378,6 +379,22 @@ func (p *Pool) decide(ctx context.Context, t *chromedp.Target, g *guard, tr *tra
 	}); err != nil && ctx.Err() == nil {
 		p.log.DebugContext(ctx, "fail request", "url", ev.Request.URL, "err", err)
 	}
+}
+
+// answerDialogs accepts every JavaScript dialog (alert, confirm, prompt,
+// beforeunload) of the tab until ctx ends, so that none blocks the page.
+func answerDialogs(ctx context.Context, t *chromedp.Target) {
+	events := cdp.Events(ctx, t, page.JavascriptDialogOpening)
+	go func() {
+		for ev, err := range events {
+			if err != nil {
+				return
+			}
+			_, _ = cdp.Call(ctx, t, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{
+				Accept: true, PromptText: ev.DefaultPrompt,
+			})
+		}
+	}()
 }
 
 // navError classifies a failed navigation.

@@ -37,9 +37,10 @@ const recycleAfter = 100
 
 // slot is a browser context with a window kept open by an anchor tab.
 type slot struct {
-	id   cdp.BrowserContextID
-	uses int
-	next *tab // opened ahead for the next render, or nil
+	id     cdp.BrowserContextID
+	anchor target.ID
+	uses   int
+	next   *tab // opened ahead for the next render, or nil
 }
 
 // tab is a new target in a slot, used by one render and then closed.
@@ -60,13 +61,14 @@ func (p *Pool) newSlot(ctx context.Context, inst *instance) (*slot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create browser context: %w", err)
 	}
-	if _, err := cdp.Call(octx, b, target.CreateTarget, target.CreateTargetParams{
+	anchor, err := cdp.Call(octx, b, target.CreateTarget, target.CreateTargetParams{
 		URL: "about:blank", BrowserContextID: bc.BrowserContextID, NewWindow: new(true),
-	}); err != nil {
+	})
+	if err != nil {
 		p.disposeContext(ctx, inst, bc.BrowserContextID)
 		return nil, fmt.Errorf("create anchor tab: %w", err)
 	}
-	return &slot{id: bc.BrowserContextID}, nil
+	return &slot{id: bc.BrowserContextID, anchor: anchor.TargetID}, nil
 }
 
 // takeSlot returns a free slot, creating one when fewer than the maximum
@@ -226,13 +228,24 @@ func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab,
 func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab) error {
 	cctx, cancel := context.WithTimeout(ctx, closeTimeout)
 	defer cancel()
+	// A window the page opened anyway (the instrumentation blocks them)
+	// means the context cannot be trusted clean: drop the slot.
+	b := chromedp.FromContext(inst.ctx).Browser
+	infos, err := cdp.Call(cctx, b, target.GetTargets, target.GetTargetsParams{})
+	if err != nil {
+		return fmt.Errorf("list targets: %w", err)
+	}
+	for _, in := range infos.TargetInfos {
+		if in.BrowserContextID == s.id && in.TargetID != s.anchor && in.TargetID != tb.t.TargetID {
+			return fmt.Errorf("the page opened another window (%s)", in.Type)
+		}
+	}
 	var errs []error
 	for _, origin := range tb.tr.visited() {
 		if _, err := cdp.Call(cctx, tb.t, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: origin, StorageTypes: "all"}); err != nil {
 			errs = append(errs, fmt.Errorf("clear %s: %w", origin, err))
 		}
 	}
-	b := chromedp.FromContext(inst.ctx).Browser
 	if _, err := cdp.Call(cctx, b, storage.ClearCookies, storage.ClearCookiesParams{BrowserContextID: s.id}); err != nil {
 		errs = append(errs, fmt.Errorf("clear cookies: %w", err))
 	}

@@ -34,7 +34,7 @@ const (
 
 // instrumentScript runs before any page script of every document: it counts
 // pending short timers and notes the time of the last DOM mutation, read by
-// idleExpr.
+// idleExpr, and keeps the page from opening other windows.
 const instrumentScript = `(() => {
   const K = Symbol.for('firegate.idle');
   if (window[K]) return;
@@ -52,6 +52,15 @@ const instrumentScript = `(() => {
   Object.defineProperty(window, K, { value: () => [pending.size, performance.now() - last, document.readyState] });
   new MutationObserver(() => { last = performance.now(); })
     .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  // Everything happens in this tab, where the request guard sees it: no
+  // popups, and links and forms aimed at another window open here.
+  window.open = function open() { return null; };
+  const here = (e) => {
+    const el = e.target && e.target.closest ? e.target.closest('a[target], area[target], form[target]') : null;
+    if (el && !/^_(self|parent|top)$/i.test(el.target)) el.target = '_self';
+  };
+  document.addEventListener('click', here, true);
+  document.addEventListener('submit', here, true);
 })();`
 
 // idleExpr reads the instrumentation: [pending timers, ms since the last DOM
