@@ -202,7 +202,9 @@ func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab,
 	keep := ok && s.uses < recycleAfter && inst.ctx.Err() == nil
 	if keep {
 		if err := p.clearState(ctx, inst, s, tb); err != nil {
-			p.log.WarnContext(ctx, "clear browser context", "err", err)
+			if inst.ctx.Err() == nil {
+				p.log.WarnContext(ctx, "clear browser context", "err", err)
+			}
 			keep = false
 		}
 	}
@@ -236,8 +238,8 @@ func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab)
 		return fmt.Errorf("list targets: %w", err)
 	}
 	for _, in := range infos.TargetInfos {
-		if in.BrowserContextID == s.id && in.TargetID != s.anchor && in.TargetID != tb.t.TargetID {
-			return fmt.Errorf("the page opened another window (%s)", in.Type)
+		if in.Type == "page" && in.BrowserContextID == s.id && in.TargetID != s.anchor && in.TargetID != tb.t.TargetID {
+			return fmt.Errorf("the page opened another window (%s)", in.URL)
 		}
 	}
 	var errs []error
