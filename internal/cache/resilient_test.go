@@ -432,7 +432,7 @@ func TestResilientRedisOutageAndRecovery(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	t.Logf("outage: %d Get+Set pairs in %v", n, elapsed)
-	if elapsed > 2*time.Second {
+	if elapsed > 10*time.Second {
 		t.Errorf("%d calls during the outage took %v; the breaker should skip Redis", 2*n, elapsed)
 	}
 	if r.Healthy() {

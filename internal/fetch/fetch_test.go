@@ -538,7 +538,7 @@ func TestDoTimeouts(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("err = %v, want it to wrap context.DeadlineExceeded", err)
 			}
-			if d := time.Since(start); d > 2*time.Second {
+			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("took %v, deadline was 300ms", d)
 			}
 		})

@@ -199,7 +199,9 @@ func TestCleanDeep(t *testing.T) {
 			if !strings.Contains(visibleText(root), "deep text") {
 				t.Error("leaf text lost")
 			}
-			if d := time.Since(start); d > 3*time.Second {
+			// A hang guard, not a timing test: linear work on 100k levels
+			// takes milliseconds, quadratic work would take hours.
+			if d := time.Since(start); d > time.Minute {
 				t.Errorf("took %v", d)
 			}
 		})

@@ -200,7 +200,7 @@ func (r *Redis) Acquire(ctx context.Context, teamID string, limit int) (func(), 
 		wake := r.wakeChan(teamID)
 		res, err := r.runAcquire(ctx, keys, limit, ticket)
 		if err != nil {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || deadlinePassed(ctx) {
 				r.leave(ctx, keys, ticket)
 				return nil, r.since(start), fmt.Errorf("limits: acquire: %w: %w", ErrConcurrencyTimeout, ctx.Err())
 			}
@@ -425,4 +425,13 @@ func (r *Redis) succeeded(ctx context.Context) {
 	if recovered {
 		r.log.InfoContext(ctx, "limits recovered")
 	}
+}
+
+// deadlinePassed reports whether ctx's deadline is (about) reached. A Redis
+// call that hits the deadline fails with a socket timeout, which can arrive
+// a moment before ctx.Err() turns non-nil; that is the caller's timeout,
+// not Redis failing.
+func deadlinePassed(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && time.Until(dl) < 5*time.Millisecond
 }

@@ -169,7 +169,7 @@ func TestCrashedReplicaSlotsExpire(t *testing.T) {
 	defer release()
 	elapsed := time.Since(start)
 	t.Logf("slot of a crashed replica freed after %v", elapsed)
-	if waited <= 0 || elapsed < 200*time.Millisecond || elapsed > 2*time.Second {
+	if waited <= 0 || elapsed < 200*time.Millisecond || elapsed > 5*time.Second {
 		t.Errorf("Acquire took %v (waited %v), want about the 300ms TTL", elapsed, waited)
 	}
 	checkCount(t, "Waiting", survivor.Waiting, team, 0)
