@@ -70,8 +70,8 @@ type fontInfo struct {
 	cidW     map[int]float64
 	dw       float64
 	twoByte  bool
-	std      [95]float64  // fallback widths for standard fonts without /Widths
-	fixedW   float64      // fixed width (Courier) when > 0
+	std      [95]float64 // fallback widths for standard fonts without /Widths
+	fixedW   float64     // fixed width (Courier) when > 0
 	bold     bool
 	italic   bool
 	hasWidth bool
