@@ -765,3 +765,28 @@ fetch('/hang');
 		t.Errorf("page captured before its script ran: %s", res.HTML)
 	}
 }
+
+// A page whose long poll never ends, but that is otherwise still, is
+// captured about relaxedAfter after load rather than at the budget.
+func TestRenderLongPollPage(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body><p id="d">waiting</p><script>
+fetch('/data').then(r => r.text()).then(t => { document.getElementById('d').textContent = t; });
+fetch('/poll');
+</script></body></html>`}, map[string]http.HandlerFunc{
+		"/data": func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "loaded data") },
+		"/poll": func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
+	})
+	start := time.Now()
+	res, err := p.Render(testCtx(t, 30*time.Second), Request{URL: s.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > relaxedAfter+2*time.Second {
+		t.Errorf("render took %v", el)
+	}
+	if !strings.Contains(res.HTML, "loaded data") {
+		t.Errorf("html %s", res.HTML)
+	}
+}

@@ -20,14 +20,18 @@ import (
 //     network has been quiet for fastQuiet (the fast path: a static page
 //     settles about 100 ms after load), or
 //   - the network has been quiet for networkQuiet and the DOM for domQuiet
-//     (pages that keep rescheduling timers).
+//     (pages that keep rescheduling timers), or
+//   - after relaxedAfter, at most relaxedInflight requests hang (long polls,
+//     beacons) while nothing else moved for networkQuiet and domQuiet.
 const (
 	pollEvery    = 15 * time.Millisecond
 	fastQuiet    = 50 * time.Millisecond
 	networkQuiet = 500 * time.Millisecond
 	domQuiet     = 300 * time.Millisecond
 	// smartWaitMax caps the smart wait; reaching it is not an error.
-	smartWaitMax = 10 * time.Second
+	smartWaitMax    = 10 * time.Second
+	relaxedAfter    = 2 * time.Second
+	relaxedInflight = 2
 	// settleMax caps the wait after one action.
 	settleMax = 5 * time.Second
 )
@@ -217,6 +221,10 @@ func settle(ctx context.Context, t *chromedp.Target, tr *tracker, budget time.Du
 			dq := time.Duration(quietMS * float64(time.Millisecond))
 			if ready == "complete" && inflight == 0 && !loading && dq >= fastQuiet &&
 				((timers == 0 && netQuiet >= fastQuiet) || (netQuiet >= networkQuiet && dq >= domQuiet)) {
+				return nil
+			}
+			if time.Since(start) >= relaxedAfter && ready == "complete" && !loading && inflight <= relaxedInflight &&
+				netQuiet >= networkQuiet && dq >= domQuiet {
 				return nil
 			}
 		}
