@@ -2,8 +2,8 @@ package pdfparse
 
 import (
 	"runtime"
-	"time"
 	"testing"
+	"time"
 )
 
 // TestMemory2000Pages checks that the heap stays bounded while a 2,000-page
