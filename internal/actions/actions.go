@@ -96,6 +96,7 @@ type Error struct {
 	Reason string
 }
 
+// Error names the action and the reason.
 func (e *Error) Error() string {
 	return fmt.Sprintf("actions: action %d (%s) failed: %s", e.Index, e.Type, e.Reason)
 }
