@@ -123,14 +123,14 @@ func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
 // render does one attempt of Render on inst.
 func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Result, err error) {
 	start := time.Now()
-	s, tb, err := p.takeTab(ctx, inst)
+	sl, tb, err := p.takeTab(ctx, inst)
 	if err != nil {
 		return nil, p.runError(ctx, inst, "open tab", err)
 	}
 	// Close the tab after returning: the caller does not wait for it.
 	defer func() {
 		ok := err == nil
-		p.closing.Go(func() { p.releaseTab(context.WithoutCancel(ctx), inst, s, tb, ok) })
+		p.closing.Go(func() { p.releaseTab(context.WithoutCancel(ctx), inst, sl, tb, ok) })
 	}()
 	t, tr := tb.t, tb.tr
 	dl, _ := ctx.Deadline()
@@ -158,7 +158,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	}
 	var restore page.ScriptIdentifier
 	if req.State != nil {
-		if restore, err = p.loadState(runCtx, inst, s, tb, req.State); err != nil {
+		if restore, err = p.loadState(runCtx, inst, sl, tb, req.State); err != nil {
 			return nil, fail("load profile", err)
 		}
 	}
@@ -206,8 +206,8 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 		}
 		res.Actions = &ar
 	}
-	if s := req.Screenshot; s != nil {
-		m, err := actions.Screenshot(runCtx, t, env, s.FullPage, s.Quality, nil)
+	if shot := req.Screenshot; shot != nil {
+		m, err := actions.Screenshot(runCtx, t, env, shot.FullPage, shot.Quality, nil)
 		if err != nil {
 			return nil, fail("screenshot", err)
 		}
@@ -223,7 +223,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	}
 	res.URL, res.HTML = doc.URL, doc.HTML
 	if req.SaveState {
-		if res.State, err = p.readState(runCtx, inst, s, tb); err != nil {
+		if res.State, err = p.readState(runCtx, inst, sl, tb); err != nil {
 			return nil, fail("save profile", err)
 		}
 	}
@@ -235,8 +235,8 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	if resp != nil {
 		res.StatusCode = int(resp.Status)
 		for k, v := range resp.Headers {
-			s, _ := v.(string)
-			for line := range strings.SplitSeq(s, "\n") {
+			val, _ := v.(string)
+			for line := range strings.SplitSeq(val, "\n") {
 				res.Header.Add(k, line)
 			}
 		}
