@@ -98,4 +98,3 @@ func TestEngineChoice(t *testing.T) {
 		t.Errorf("failing action: %v", err)
 	}
 }
-

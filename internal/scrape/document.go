@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+
+	"github.com/firegate/firegate/internal/pdfparse"
 )
 
 // Document is the data member of a scrape response. Pointer and slice fields
@@ -18,8 +20,11 @@ type Document struct {
 	Attributes []AttributeValue `json:"attributes,omitempty"`
 	Screenshot *string          `json:"screenshot,omitempty"`
 	Actions    *ActionResults   `json:"actions,omitempty"`
-	Metadata   Metadata         `json:"metadata"`
-	Warning    *string          `json:"warning,omitempty"`
+	// Pages and Blocks come from the PDF parser's pages and blocks options.
+	Pages    []pdfparse.Page       `json:"pages,omitempty"`
+	Blocks   []pdfparse.PageBlocks `json:"blocks,omitempty"`
+	Metadata Metadata              `json:"metadata"`
+	Warning  *string               `json:"warning,omitempty"`
 }
 
 // AttributeValue is one entry of the attributes format output.

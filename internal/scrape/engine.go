@@ -228,10 +228,8 @@ func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response
 			doc.Markdown = &s
 			return doc, nil
 		}
-		return nil, &FeatureError{
-			Code:    "SCRAPE_PDF_PARSING_NOT_SUPPORTED",
-			Feature: "parsers",
-			Reason:  "PDF to markdown is not available on this server yet; send parsers: [] to receive the PDF base64-encoded, or request the rawBase64 format",
+		if err := e.renderPDF(ctx, opts, resp.Body, doc); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("%w: content type %q cannot be converted; request the rawBase64 format to receive the bytes", ErrUnsupportedFile, doc.Metadata.ContentType)

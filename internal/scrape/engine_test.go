@@ -186,9 +186,8 @@ func TestScrapeContentKinds(t *testing.T) {
 	if err != nil || *doc.Markdown != base64.StdEncoding.EncodeToString([]byte("%PDF-1.4\n%fake\n")) {
 		t.Errorf("pdf with parsers []: %v %v", doc, err)
 	}
-	var fe *FeatureError
-	if _, err := e.Scrape(ctx, defaults(s.URL+"/doc.pdf", FormatMarkdown)); !errors.As(err, &fe) || fe.Feature != "parsers" {
-		t.Errorf("pdf with pdf parser: %v", err)
+	if _, err := e.Scrape(ctx, defaults(s.URL+"/doc.pdf", FormatMarkdown)); !errors.Is(err, ErrUnsupportedFile) {
+		t.Errorf("corrupt pdf with the pdf parser: %v", err)
 	}
 
 	if _, err := e.Scrape(ctx, defaults(s.URL+"/image.png", FormatMarkdown)); !errors.Is(err, ErrUnsupportedFile) {

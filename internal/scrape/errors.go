@@ -18,6 +18,8 @@ var (
 	ErrLockdownCacheMiss = errors.New("scrape: lockdown cache miss")
 	ErrForbidden         = errors.New("scrape: forbidden")
 	ErrAction            = errors.New("scrape: action failed")
+	// ErrPDFInsufficientTime: the PDF cannot be parsed within the timeout.
+	ErrPDFInsufficientTime = errors.New("scrape: pdf needs more time")
 )
 
 // FeatureError reports a valid request for a capability this server does not
