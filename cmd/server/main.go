@@ -171,9 +171,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		}
 	}
 	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
+	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
+		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id }})
 	api := httpapi.New(httpapi.Deps{
-		Scraper: scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
-			Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id }}),
+		Scraper:  engine,
+		Parser:   engine,
 		Media:    mediaStore,
 		Auth:     auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
 		Ledger:   billing.NewLedger(st, log),

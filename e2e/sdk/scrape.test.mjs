@@ -109,3 +109,17 @@ test("actions and a screenshot in the browser", { skip: process.env.HAS_BROWSER 
     assert.deepEqual([...bytes.slice(0, 4)], [0x89, 0x50, 0x4e, 0x47], "a PNG");
   }
 });
+
+test("parse an uploaded file", async () => {
+  const app = new Firecrawl({ apiKey, apiUrl });
+  const doc = await app.parse(
+    { filename: "tides.csv", data: "place,high\nDover,06:12\nSt Ives,07:01\n", contentType: "text/csv" },
+    { formats: ["markdown"] },
+  );
+  assert.match(doc.markdown, /\| Dover \| 06:12 \|/);
+  await assert.rejects(app.parse({ filename: "deck.pptx", data: Buffer.from("PK\x03\x04junk") }), (err) => {
+    assert.equal(err.status, 400);
+    assert.equal(err.code, "UNSUPPORTED_FILE_TYPE");
+    return true;
+  });
+});

@@ -106,11 +106,15 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 // *http.MaxBytesError, which decoding maps to 413.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > MaxBodyBytes {
+		limit := int64(MaxBodyBytes)
+		if r.URL.Path == "/v2/parse" {
+			limit = parseBodyLimit // file uploads: up to 50 MB
+		}
+		if r.ContentLength > limit {
 			s.writeError(w, r, errBodyTooLarge)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -56,7 +56,9 @@ type Deps struct {
 	Results cache.Cache
 	// Media serves screenshots and PDFs at /media/{id}; nil serves none.
 	Media MediaFiles
-	Log   *slog.Logger
+	// Parser converts uploads for POST /v2/parse; nil answers 501.
+	Parser FileParser
+	Log    *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -79,13 +81,14 @@ type Server struct {
 	router   chi.Router
 	results  results
 	media    MediaFiles
+	parser   FileParser
 	lastOK   sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
 func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
-		results: results{c: d.Results, now: time.Now}, media: d.Media}
+		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser}
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.accessLog, s.recoverPanics)
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -100,6 +103,7 @@ func New(d Deps) *Server {
 		r.Use(s.limitBody, s.authenticate)
 		r.Post("/scrape", s.handle(s.handleScrape))
 		r.Get("/scrape/{id}", s.handle(s.handleGetScrape))
+		r.Post("/parse", s.handle(s.handleParse))
 		r.Get("/team/credit-usage", s.handle(s.handleCreditUsage))
 		r.Get("/team/credit-usage/historical", s.handle(s.handleCreditHistory))
 		r.Get("/concurrency-check", s.handle(s.handleConcurrencyCheck))
@@ -135,7 +139,7 @@ var notImplemented = []string{
 	"/map", "/search", "/search/*", "/feedback",
 	"/extract", "/extract/*",
 	"/agent", "/agent/*",
-	"/parse", "/parse/*",
+	"/parse/*",
 	"/interact", "/interact/*", "/browser", "/browser/*",
 	"/monitor", "/monitor/*",
 	"/team/token-usage", "/team/token-usage/*", "/team/activity",

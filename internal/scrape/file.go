@@ -1,0 +1,107 @@
+package scrape
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/firegate/firegate/internal/docconv"
+	"github.com/firegate/firegate/internal/fetch"
+)
+
+// ErrUnsupportedFileType is an uploaded file of a type that cannot be
+// converted.
+var ErrUnsupportedFileType = errors.New("scrape: unsupported file type")
+
+// File is an uploaded document.
+type File struct {
+	Name        string
+	ContentType string
+	Data        []byte
+}
+
+// ParseFile turns an uploaded document into a Document with the same
+// formats pipeline as a scrape: PDFs go to the PDF parser, DOCX, CSV and
+// text through HTML, markdown files as they are.
+func (e *Engine) ParseFile(ctx context.Context, opts Options, f File) (*Document, error) {
+	if err := checkSupported(&opts, false); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	kind := docconv.Detect(f.Data, f.Name, f.ContentType)
+	doc := &Document{Metadata: Metadata{
+		SourceURL:   f.Name,
+		URL:         f.Name,
+		StatusCode:  http.StatusOK,
+		ContentType: mimeOf(kind, f.ContentType),
+		ScrapeID:    newID(),
+		CreditsUsed: 1,
+	}}
+	switch kind {
+	case docconv.KindPDF:
+		if len(opts.Parsers) == 0 {
+			s := base64.StdEncoding.EncodeToString(f.Data)
+			doc.Markdown = &s
+			break
+		}
+		if err := e.renderPDF(ctx, &opts, f.Data, doc); err != nil {
+			return nil, err
+		}
+	case docconv.KindMarkdown:
+		text := docconv.Text(f.Data)
+		if opts.HasFormat(FormatMarkdown) {
+			doc.Markdown = &text
+		}
+		if opts.HasFormat(FormatRawHTML) {
+			doc.RawHTML = &text
+		}
+	case docconv.KindUnsupported:
+		return nil, fmt.Errorf("%w: %s", ErrUnsupportedFileType, describe(f))
+	default:
+		h, err := docconv.ToHTML(ctx, f.Data, f.Name, f.ContentType)
+		if errors.Is(err, docconv.ErrUnsupportedType) {
+			return nil, fmt.Errorf("%w: %s", ErrUnsupportedFileType, describe(f))
+		}
+		if err != nil {
+			return nil, &Failure{Kind: ErrUnsupportedFile, Msg: "The file could not be read: " + rootCause(err), Cause: err}
+		}
+		resp := &fetch.Response{URL: "file:///" + url.PathEscape(f.Name), StatusCode: http.StatusOK,
+			Header: http.Header{}, ContentType: "text/html", Body: []byte(h)}
+		if err := e.renderHTML(&opts, resp, doc, false); err != nil {
+			return nil, err
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w: parsing the file", ErrTimeout)
+	}
+	return doc, nil
+}
+
+func describe(f File) string {
+	if f.Name != "" {
+		return f.Name
+	}
+	return f.ContentType
+}
+
+func mimeOf(k docconv.Kind, declared string) string {
+	switch k {
+	case docconv.KindPDF:
+		return "application/pdf"
+	case docconv.KindDOCX:
+		return "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+	case docconv.KindHTML:
+		return "text/html"
+	case docconv.KindCSV:
+		return "text/csv"
+	case docconv.KindMarkdown:
+		return "text/markdown"
+	case docconv.KindText:
+		return "text/plain"
+	}
+	return declared
+}
