@@ -33,6 +33,7 @@ var errorTable = []mapping{
 	{scrape.ErrForbidden, http.StatusForbidden, "FORBIDDEN", ""},
 	{scrape.ErrBlockedTarget, http.StatusForbidden, "SCRAPE_TARGET_NOT_ALLOWED", ""},
 	{scrape.ErrDNSResolution, http.StatusOK, "SCRAPE_DNS_RESOLUTION_ERROR", ""},
+	{scrape.ErrProfileBusy, http.StatusConflict, "PROFILE_IN_USE", ""},
 	{scrape.ErrUnsupportedFileType, http.StatusBadRequest, "UNSUPPORTED_FILE_TYPE", ""},
 	{scrape.ErrPDFInsufficientTime, http.StatusInternalServerError, "SCRAPE_PDF_INSUFFICIENT_TIME_ERROR", ""},
 	{scrape.ErrAction, http.StatusInternalServerError, "SCRAPE_ACTION_ERROR", ""},

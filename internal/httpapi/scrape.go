@@ -29,6 +29,7 @@ func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	team := teamFrom(ctx)
 	opts := req.Options
+	opts.TeamID = team.ID
 	if opts.ZeroDataRetention && !team.Unlimited && !team.Limits.ZeroDataRetention {
 		return errZDRNotEnabled
 	}

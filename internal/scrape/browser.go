@@ -34,7 +34,7 @@ func (e *Engine) browserOK() bool {
 // needsBrowser reports whether the request can only be served by a
 // browser: actions and screenshots need a real page.
 func needsBrowser(o *Options) bool {
-	return len(o.Actions) > 0 || o.HasFormat(FormatScreenshot)
+	return len(o.Actions) > 0 || o.HasFormat(FormatScreenshot) || o.Profile != nil
 }
 
 // prefersBrowser reports whether the request is better served by a browser
@@ -67,9 +67,25 @@ func (e *Engine) renderInBrowser(ctx context.Context, o *Options) (*fetch.Respon
 			req.Screenshot.Viewport = &browser.Viewport{Width: f.Viewport.Width, Height: f.Viewport.Height}
 		}
 	}
+	var save func(*browser.State) error
+	if o.Profile != nil {
+		var err error
+		if req.State, save, err = e.openProfile(ctx, o); err != nil {
+			return nil, nil, err
+		}
+		req.SaveState = save != nil
+	}
 	res, err := e.browser.Render(ctx, req)
+	if save != nil {
+		defer save(nil) // releases the lock if the render failed
+	}
 	if err != nil {
 		return nil, nil, classifyBrowserError(ctx, o.URL, err)
+	}
+	if save != nil && res.State != nil {
+		if err := save(res.State); err != nil {
+			return nil, nil, err
+		}
 	}
 	hdr := res.Header
 	if hdr == nil {

@@ -23,7 +23,7 @@ func cacheKey(o *Options) string {
 	k.URL = normalizeURL(o.URL)
 	k.Timeout, k.MaxAge, k.MinAge = 0, 0, nil
 	k.StoreInCache, k.Lockdown, k.ZeroDataRetention = false, false, false
-	k.Origin, k.Integration, k.AuditMetadata = "", "", nil
+	k.Origin, k.Integration, k.AuditMetadata, k.TeamID = "", "", nil, ""
 	b, err := json.Marshal(k)
 	if err != nil { // cannot happen for these types; never share a key then
 		return cache.Key(fmt.Sprintf("unkeyable %p", o))

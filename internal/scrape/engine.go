@@ -35,6 +35,8 @@ type Engine struct {
 	browser  Renderer   // nil: no browser
 	media    MediaStore // screenshots and PDFs of the browser
 	mediaURL func(id string) string
+	profiles ProfileStore // nil: profiles unsupported
+	locker   ProfileLocker
 	cache    cache.Cache // nil: no cache
 	cacheTTL time.Duration
 	log      *slog.Logger
@@ -57,6 +59,10 @@ type Config struct {
 	// URL returned to the user. Both are needed with Browser.
 	Media    MediaStore
 	MediaURL func(id string) string
+	// Profiles keeps browser profiles per team and Locker grants one saving
+	// session per profile; both are needed for the profile option.
+	Profiles ProfileStore
+	Locker   ProfileLocker
 	Log      *slog.Logger
 }
 
@@ -65,21 +71,24 @@ func New(c Config) *Engine {
 	if c.CacheTTL <= 0 {
 		c.CacheTTL = 7 * 24 * time.Hour
 	}
-	return &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL,
+	if c.Locker == nil {
+		c.Profiles = nil
+	}
+	return &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL, profiles: c.Profiles, locker: c.Locker,
 		cache: c.Cache, cacheTTL: c.CacheTTL, log: c.Log, now: time.Now}
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
 // opts.Timeout; running past it returns an error wrapping ErrTimeout.
 func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
-	if err := checkSupported(&opts, e.browserOK()); err != nil {
+	if err := checkSupported(&opts, e.browserOK(), e.profiles != nil); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
 	cacheOnly := opts.Lockdown || opts.MinAge != nil
-	readCache := e.cache != nil && len(opts.Actions) == 0 && (cacheOnly || opts.MaxAge > 0)
+	readCache := e.cache != nil && len(opts.Actions) == 0 && opts.Profile == nil && (cacheOnly || opts.MaxAge > 0)
 	var key string
 	if readCache || e.cache != nil {
 		key = cacheKey(&opts)
@@ -107,7 +116,7 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	if readCache {
 		doc.Metadata.CacheState = "miss"
 	}
-	if e.cache != nil && opts.StoreInCache && !opts.ZeroDataRetention && doc.Metadata.StatusCode < 500 {
+	if e.cache != nil && opts.StoreInCache && !opts.ZeroDataRetention && opts.Profile == nil && doc.Metadata.StatusCode < 500 {
 		e.store(ctx, key, doc)
 	}
 	return doc, nil

@@ -18,6 +18,8 @@ var (
 	ErrLockdownCacheMiss = errors.New("scrape: lockdown cache miss")
 	ErrForbidden         = errors.New("scrape: forbidden")
 	ErrAction            = errors.New("scrape: action failed")
+	// ErrProfileBusy: another session is saving the same browser profile.
+	ErrProfileBusy = errors.New("scrape: profile in use")
 	// ErrPDFInsufficientTime: the PDF cannot be parsed within the timeout.
 	ErrPDFInsufficientTime = errors.New("scrape: pdf needs more time")
 )

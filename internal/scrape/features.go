@@ -4,7 +4,7 @@ import "fmt"
 
 // checkSupported rejects valid requests for capabilities this server does
 // not provide yet, naming the field, so nothing is silently dropped.
-func checkSupported(o *Options, browserOK bool) error {
+func checkSupported(o *Options, browserOK, profilesOK bool) error {
 	if len(o.Actions) > 0 && !browserOK {
 		return &FeatureError{Code: "SCRAPE_ACTIONS_NOT_SUPPORTED", Feature: "actions",
 			Reason: "Actions are not supported by this server yet: they need the browser engine, which is not available"}
@@ -37,7 +37,7 @@ func checkSupported(o *Options, browserOK bool) error {
 		return &FeatureError{Code: "SCRAPE_REDACT_PII_NOT_SUPPORTED", Feature: "redactPII",
 			Reason: "PII redaction is not supported by this server yet"}
 	}
-	if o.Profile != nil {
+	if o.Profile != nil && (!browserOK || !profilesOK) {
 		return &FeatureError{Code: "SCRAPE_PROFILE_NOT_SUPPORTED", Feature: "profile",
 			Reason: "Browser profiles are not supported by this server yet: they need the browser engine, which is not available"}
 	}

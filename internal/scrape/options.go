@@ -40,6 +40,10 @@ type Options struct {
 	DomainTools         bool
 	Origin              string
 	Integration         string
+
+	// TeamID is the caller's team, set by the API layer (profiles are
+	// per team). It is not part of the cache key.
+	TeamID string
 }
 
 // Format type names.
