@@ -6,7 +6,10 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrNotFound is returned when a looked-up row does not exist.
@@ -93,6 +96,15 @@ type Store interface {
 	// SetTeamLimits replaces a team's limit overrides; ErrNotFound if the
 	// team does not exist.
 	SetTeamLimits(ctx context.Context, teamID string, l TeamLimits) error
+
+	// ProfileState returns the saved state of a team's browser profile, or
+	// ErrNotFound.
+	ProfileState(ctx context.Context, teamID, name string) ([]byte, error)
+	// SaveProfileState creates or replaces a team's browser profile state;
+	// ErrNotFound if the team does not exist. The name must pass
+	// CheckProfileName.
+	SaveProfileState(ctx context.Context, teamID, name string, state []byte) error
+
 	// Ping checks the store is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
@@ -171,4 +183,21 @@ type TeamLimits struct {
 	RateMultiplier *int
 	// ZeroDataRetention allows the team to request zero data retention.
 	ZeroDataRetention bool
+}
+
+// MaxProfileNameLen is the longest browser profile name, in characters.
+const MaxProfileNameLen = 128
+
+// CheckProfileName reports whether name can name a browser profile: valid
+// UTF-8 without NUL bytes, 1 to MaxProfileNameLen characters.
+func CheckProfileName(name string) error {
+	switch n := utf8.RuneCountInString(name); {
+	case n == 0:
+		return errors.New("empty profile name")
+	case n > MaxProfileNameLen:
+		return fmt.Errorf("profile name longer than %d characters", MaxProfileNameLen)
+	case !utf8.ValidString(name) || strings.ContainsRune(name, 0):
+		return errors.New("profile name is not valid UTF-8 text")
+	}
+	return nil
 }

@@ -62,6 +62,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"CreditUsageByPeriod", testCreditUsageByPeriod},
 		{"TeamLimits", testTeamLimits},
 		{"TeamLimitsNotFound", testTeamLimitsNotFound},
+		{"ProfileState", testProfileState},
+		{"ProfileStateTeams", testProfileStateTeams},
+		{"ProfileStateNotFound", testProfileStateNotFound},
+		{"ProfileName", testProfileName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
