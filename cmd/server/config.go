@@ -25,7 +25,7 @@ type Config struct {
 	LogLevel        slog.Level    // LOG_LEVEL: debug, info (default), warn, error
 	LogFormat       string        // LOG_FORMAT: json (default) or text
 	RedisURL        string        // REDIS_URL: shared cache; empty = in-process cache
-	CacheMaxBytes   int64         // CACHE_MAX_BYTES: in-process cache bound, default 128 MiB
+	CacheMaxBytes   int64         // CACHE_MAX_BYTES: in-process cache bound, default 48 MiB
 	CacheTTL        time.Duration // CACHE_TTL: how long a cached document is kept, default 168h
 	TeamConcurrency int           // TEAM_CONCURRENCY_LIMIT: concurrent scrapes per team, default 64, 0 = unlimited
 	TeamRateMult    int           // TEAM_RATE_MULTIPLIER: multiplier of the base per-minute rates, default 0 = unlimited
@@ -61,7 +61,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		PublicURL:       strings.TrimRight(getenv("PUBLIC_URL"), "/"),
 		MediaDir:        getenv("MEDIA_DIR"),
 		RedisURL:        getenv("REDIS_URL"),
-		CacheMaxBytes:   128 << 20,
+		CacheMaxBytes:   48 << 20,
 		CacheTTL:        7 * 24 * time.Hour,
 		TeamConcurrency: 64,
 		FetchMaxBytes:   10 << 20,

@@ -18,7 +18,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20,
-		CacheMaxBytes: 128 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64,
+		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64,
 		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
 		ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo, LogFormat: "json"}
 	if diff := cmp.Diff(want, got); diff != "" {

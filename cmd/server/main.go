@@ -116,22 +116,55 @@ func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, 
 // a circuit breaker, so an outage degrades to no cache, never to failed
 // scrapes); otherwise they are in-process. The cache is nil when
 // CACHE_MAX_BYTES is 0 and there is no Redis.
-func openRedisBacked(cfg Config, log *slog.Logger) (cache.Cache, limits.Limiter, func(), error) {
+func openRedisBacked(cfg Config, log *slog.Logger) (cache.Cache, limits.Limiter, scrape.ProfileLocker, func(), error) {
 	if cfg.RedisURL != "" {
 		opts, err := cache.RedisOptions(cfg.RedisURL)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		client := redis.NewClient(opts)
 		c := cache.NewResilient(cache.NewRedis(client, "firegate:doc:", log), log, cache.ResilientOptions{})
 		l := limits.NewRedis(client, "firegate:limits:", log, limits.RedisOptions{})
-		return c, l, func() { client.Close() }, nil
+		return c, l, limiterLocker{l}, func() { client.Close() }, nil
 	}
 	var c cache.Cache
 	if cfg.CacheMaxBytes > 0 {
 		c = cache.NewMemory(cfg.CacheMaxBytes)
 	}
-	return c, limits.NewLocal(), func() {}, nil
+	return c, limits.NewLocal(), scrape.NewMemoryLocker(), func() {}, nil
+}
+
+// limiterLocker holds a profile's saving lock as a concurrency slot of 1 in
+// the shared limiter, so the lock spans replicas and expires with a crashed
+// holder's lease.
+type limiterLocker struct{ l limits.Limiter }
+
+func (k limiterLocker) TryLock(ctx context.Context, key string) (func(), bool, error) {
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	release, _, err := k.l.Acquire(wctx, key, 1)
+	if errors.Is(err, limits.ErrConcurrencyTimeout) && ctx.Err() == nil {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return release, true, nil
+}
+
+// profileStore adapts the durable store to scrape.ProfileStore.
+type profileStore struct{ st store.Store }
+
+func (p profileStore) LoadProfile(ctx context.Context, teamID, name string) ([]byte, error) {
+	b, err := p.st.ProfileState(ctx, teamID, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func (p profileStore) SaveProfile(ctx context.Context, teamID, name string, state []byte) error {
+	return p.st.SaveProfileState(ctx, teamID, name, state)
 }
 
 func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
@@ -148,7 +181,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		log.WarnContext(ctx, "auth disabled: any or no key is accepted", "auth_mode", cfg.AuthMode)
 	}
 
-	docCache, limiter, closeRedis, err := openRedisBacked(cfg, log)
+	docCache, limiter, locker, closeRedis, err := openRedisBacked(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -172,7 +205,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 	}
 	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
-		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id }})
+		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
+		Profiles: profileStore{st}, Locker: locker})
 	api := httpapi.New(httpapi.Deps{
 		Scraper:  engine,
 		Parser:   engine,

@@ -123,3 +123,15 @@ test("parse an uploaded file", async () => {
     return true;
   });
 });
+
+test("a browser profile keeps local storage between scrapes", { skip: process.env.HAS_BROWSER !== "1" && "no browser" }, async () => {
+  const app = new Firecrawl({ apiKey, apiUrl });
+  const visit = () => app.scrape(process.env.FORM_URL, {
+    formats: ["markdown"],
+    profile: { name: "e2e-visits" },
+    actions: [{ type: "executeJavascript", script: 'localStorage.setItem("n", String(Number(localStorage.getItem("n") || 0) + 1)); return localStorage.getItem("n")' }],
+    timeout: 30000,
+  });
+  assert.equal((await visit()).actions.javascriptReturns[0].value, "1");
+  assert.equal((await visit()).actions.javascriptReturns[0].value, "2");
+});
