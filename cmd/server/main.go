@@ -204,6 +204,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		}
 	}
 	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
+	ledger := billing.NewLedger(st, log)
+	ledgerDone := make(chan struct{})
+	ledgerCtx, stopLedger := context.WithCancel(context.WithoutCancel(ctx))
+	go func() { ledger.Run(ledgerCtx, time.Second); close(ledgerDone) }()
+	defer func() { stopLedger(); <-ledgerDone }() // flushes usage before the store closes
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker})
@@ -212,7 +217,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		Parser:   engine,
 		Media:    mediaStore,
 		Auth:     auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
-		Ledger:   billing.NewLedger(st, log),
+		Ledger:   ledger,
 		Limiter:  limiter,
 		Results:  docCache,
 		Defaults: httpapi.LimitDefaults{Concurrency: cfg.TeamConcurrency, RateMultiplier: cfg.TeamRateMult},

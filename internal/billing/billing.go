@@ -34,6 +34,7 @@ type Ledger struct {
 	st  Store
 	log *slog.Logger
 	now func() time.Time
+	b   batch
 }
 
 // NewLedger returns a ledger over st.
@@ -47,10 +48,14 @@ func NewLedger(st Store, log *slog.Logger) *Ledger {
 // ErrInsufficientCredits; store.ErrNotFound for an unknown team; ErrUnavailable
 // when the store fails.
 func (l *Ledger) Check(ctx context.Context, teamID string, minimum int64) error {
+	if l.knownUnlimited(teamID) {
+		return nil
+	}
 	b, err := l.st.CreditBalance(ctx, teamID)
 	if err != nil {
 		return fmt.Errorf("billing: check: %w", classify(ctx, err))
 	}
+	l.markUnlimited(teamID, b.Unlimited)
 	if b.Unlimited || b.Remaining >= minimum {
 		return nil
 	}
@@ -62,7 +67,15 @@ func (l *Ledger) Check(ctx context.Context, teamID string, minimum int64) error 
 // Errors wrap ErrInsufficientCredits when the balance is short (and c.Clamp
 // is unset), store.ErrNotFound for an unknown team or key, the context's
 // error when ctx ended, and ErrUnavailable otherwise.
+//
+// With Run going, a charge of a team known to be unlimited (and without an
+// idempotency key) is recorded at the next flush instead, and returns at
+// once with the unlimited balance.
 func (l *Ledger) Charge(ctx context.Context, c store.Charge) (store.ChargeResult, error) {
+	if l.deferCharge(c) {
+		return store.ChargeResult{Usage: store.Usage{TeamID: c.TeamID, APIKeyID: c.APIKeyID, Credits: c.Credits, Kind: c.Kind},
+			Balance: store.Balance{Unlimited: true}}, nil
+	}
 	res, err := l.st.ChargeCredits(ctx, c)
 	if err != nil {
 		err = classify(ctx, err)

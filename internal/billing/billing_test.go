@@ -237,3 +237,39 @@ func TestStoreFailureIsUnavailable(t *testing.T) {
 		t.Errorf("Check with canceled ctx: %v, want context.Canceled, not ErrUnavailable", err)
 	}
 }
+
+func TestBatchedUsageOfUnlimitedTeams(t *testing.T) {
+	t.Parallel()
+	st := teststore.SQLite(t)
+	ctx := context.Background()
+	unl, _ := st.CreateTeam(ctx, "unlimited")
+	lim, _ := st.CreateTeam(ctx, "limited")
+	st.SetCredits(ctx, lim.ID, 100)
+	l := NewLedger(st, testenv.Logger(t))
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { l.Run(rctx, time.Hour); close(done) }()
+	for _, team := range []string{unl.ID, lim.ID} {
+		if err := l.Check(ctx, team, 1); err != nil {
+			t.Fatal(err)
+		}
+		for range 10 {
+			if _, err := l.Charge(ctx, store.Charge{TeamID: team, Credits: 2, Kind: "scrape", Clamp: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The limited team is debited at once; the unlimited one's usage waits.
+	if b, _ := st.CreditBalance(ctx, lim.ID); b.Remaining != 80 {
+		t.Errorf("limited balance %d, want 80", b.Remaining)
+	}
+	if h, _ := l.History(ctx, unl.ID, false); len(h) != 0 {
+		t.Errorf("usage written before the flush: %+v", h)
+	}
+	cancel()
+	<-done // Run flushes on the way out
+	h, err := l.History(ctx, unl.ID, false)
+	if err != nil || len(h) != 1 || h[0].Credits != 20 {
+		t.Errorf("usage after flush: %+v %v", h, err)
+	}
+}
