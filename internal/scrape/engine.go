@@ -89,8 +89,9 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 
 	cacheOnly := opts.Lockdown || opts.MinAge != nil
 	readCache := e.cache != nil && len(opts.Actions) == 0 && opts.Profile == nil && (cacheOnly || opts.MaxAge > 0)
+	writeCache := e.cache != nil && opts.StoreInCache && !opts.ZeroDataRetention && opts.Profile == nil
 	var key string
-	if readCache || e.cache != nil {
+	if readCache || writeCache {
 		key = cacheKey(&opts)
 	}
 	if readCache {
@@ -116,7 +117,7 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	if readCache {
 		doc.Metadata.CacheState = "miss"
 	}
-	if e.cache != nil && opts.StoreInCache && !opts.ZeroDataRetention && opts.Profile == nil && doc.Metadata.StatusCode < 500 {
+	if writeCache && doc.Metadata.StatusCode < 500 {
 		e.store(ctx, key, doc)
 	}
 	return doc, nil
