@@ -15,14 +15,14 @@ type Document struct {
 	HTML       *string          `json:"html,omitempty"`
 	RawHTML    *string          `json:"rawHtml,omitempty"`
 	RawBase64  *string          `json:"rawBase64,omitempty"`
-	Links      []string         `json:"links,omitempty"`
-	Images     []string         `json:"images,omitempty"`
-	Attributes []AttributeValue `json:"attributes,omitempty"`
+	Links      []string         `json:"links,omitzero"`
+	Images     []string         `json:"images,omitzero"`
+	Attributes []AttributeValue `json:"attributes,omitzero"`
 	Screenshot *string          `json:"screenshot,omitempty"`
 	Actions    *ActionResults   `json:"actions,omitempty"`
 	// Pages and Blocks come from the PDF parser's pages and blocks options.
-	Pages    []pdfparse.Page       `json:"pages,omitempty"`
-	Blocks   []pdfparse.PageBlocks `json:"blocks,omitempty"`
+	Pages    []pdfparse.Page       `json:"pages,omitzero"`
+	Blocks   []pdfparse.PageBlocks `json:"blocks,omitzero"`
 	Metadata Metadata              `json:"metadata"`
 	Warning  *string               `json:"warning,omitempty"`
 }

@@ -3,6 +3,7 @@ package scrape
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -354,5 +355,27 @@ func TestFlattenDeep(t *testing.T) {
 	want := "<div><div>x</div><br><img src=a></div>"
 	if got != want {
 		t.Errorf("flattenDeep = %q, want %q", got, want)
+	}
+}
+
+// TestRequestedEmptyListsAreSent: a requested list format with nothing in
+// it is [] in the JSON, not missing.
+func TestRequestedEmptyListsAreSent(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "<html><body><p>No links or images here.</p></body></html>")
+	}))
+	t.Cleanup(srv.Close)
+	doc, err := newEngine(t, true).Scrape(context.Background(), defaults(srv.URL, FormatLinks, FormatImages))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(doc)
+	if !strings.Contains(string(b), `"links":[]`) || !strings.Contains(string(b), `"images":[]`) {
+		t.Errorf("empty lists missing: %s", b)
+	}
+	doc, _ = newEngine(t, true).Scrape(context.Background(), defaults(srv.URL, FormatMarkdown))
+	if b, _ := json.Marshal(doc); strings.Contains(string(b), `"links"`) {
+		t.Errorf("unrequested links present: %s", b)
 	}
 }
