@@ -7,6 +7,7 @@ import (
 
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 )
@@ -40,6 +41,10 @@ var errorTable = []mapping{
 	{scrape.ErrSSL, http.StatusInternalServerError, "SCRAPE_SSL_ERROR", ""},
 	{scrape.ErrUnsupportedFile, http.StatusInternalServerError, "SCRAPE_UNSUPPORTED_FILE_ERROR", ""},
 	{scrape.ErrSite, http.StatusInternalServerError, "SCRAPE_SITE_ERROR", ""},
+	{crawl.ErrTimeout, http.StatusRequestTimeout, "MAP_TIMEOUT", "The map operation timed out before it finished. Raise timeout, lower limit, or set sitemap to skip or only."},
+	{crawl.ErrBlocked, http.StatusForbidden, "MAP_TARGET_NOT_ALLOWED", "Forbidden: the URL resolves to a private or otherwise non-public address, which this server does not fetch."},
+	{crawl.ErrUnreachable, http.StatusInternalServerError, "MAP_FAILED", "Map failed: the start URL could not be fetched and no sitemap of the site listed any URL."},
+	{crawl.ErrInvalidOptions, http.StatusBadRequest, "BAD_REQUEST", ""},
 }
 
 // toAPIError turns any error into the envelope to render. Unknown errors

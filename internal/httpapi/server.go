@@ -58,6 +58,8 @@ type Deps struct {
 	Media MediaFiles
 	// Parser converts uploads for POST /v2/parse; nil answers 501.
 	Parser FileParser
+	// Mapper lists site URLs for POST /v2/map; nil answers 501.
+	Mapper Mapper
 	Log    *slog.Logger
 }
 
@@ -82,13 +84,14 @@ type Server struct {
 	results  results
 	media    MediaFiles
 	parser   FileParser
+	mapper   Mapper
 	lastOK   sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
 func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
-		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser}
+		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper}
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.accessLog, s.recoverPanics)
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -104,6 +107,7 @@ func New(d Deps) *Server {
 		r.Post("/scrape", s.handle(s.handleScrape))
 		r.Get("/scrape/{id}", s.handle(s.handleGetScrape))
 		r.Post("/parse", s.handle(s.handleParse))
+		r.Post("/map", s.handle(s.handleMap))
 		r.Get("/team/credit-usage", s.handle(s.handleCreditUsage))
 		r.Get("/team/credit-usage/historical", s.handle(s.handleCreditHistory))
 		r.Get("/concurrency-check", s.handle(s.handleConcurrencyCheck))
@@ -136,7 +140,7 @@ var notImplemented = []string{
 	"/scrape/{id}/interact",
 	"/batch/scrape", "/batch/scrape/*",
 	"/crawl", "/crawl/*",
-	"/map", "/search", "/search/*", "/feedback",
+	"/search", "/search/*", "/feedback",
 	"/extract", "/extract/*",
 	"/agent", "/agent/*",
 	"/parse/*",

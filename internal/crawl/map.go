@@ -1,0 +1,537 @@
+// Package crawl discovers the URLs of a site. Mapper lists a site quickly
+// from its sitemaps (found through robots.txt and /sitemap.xml, index files
+// and gzip included) and from the links of its start page, filtered,
+// deduplicated and optionally ranked against a search phrase.
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/pagemeta"
+)
+
+// Limits and defaults of a map.
+const (
+	// DefaultLimit is the number of links returned when MapOptions.Limit
+	// is zero.
+	DefaultLimit = 5000
+	// MaxLimit is the largest accepted MapOptions.Limit.
+	MaxLimit = 100000
+
+	defaultMaxSitemaps     = 100
+	defaultMaxSitemapDepth = 3
+	defaultMaxSitemapBytes = 50 << 20 // the sitemap protocol's own cap, uncompressed
+	defaultMaxSitemapURLs  = 50000    // per sitemap file, also the protocol's cap
+	defaultMaxCandidates   = MaxLimit
+	defaultRequestTimeout  = 15 * time.Second
+	defaultMapTimeout      = 60 * time.Second
+	defaultConcurrency     = 4
+	maxTitleLen            = 300
+)
+
+// Fetcher performs one GET; *fetch.Client implements it. It must follow
+// redirects, report the final URL in Response.URL and cap the body size.
+type Fetcher interface {
+	Do(ctx context.Context, req fetch.Request) (*fetch.Response, error)
+}
+
+// MapperOptions bound the work of every map. Zero fields take defaults.
+type MapperOptions struct {
+	// MaxSitemaps caps the sitemap files fetched per map (default 100).
+	MaxSitemaps int
+	// MaxSitemapDepth caps the nesting of sitemap index files: sitemaps
+	// named by robots.txt or /sitemap.xml are depth 0 (default 3).
+	MaxSitemapDepth int
+	// MaxSitemapBytes caps the decompressed size of one sitemap (default
+	// 50 MiB); the fetcher's body cap bounds the transferred bytes.
+	MaxSitemapBytes int64
+	// MaxSitemapURLs caps the URLs read from one sitemap (default 50000).
+	MaxSitemapURLs int
+	// MaxCandidates caps the distinct URLs gathered before ranking when a
+	// search phrase is given (default 100000).
+	MaxCandidates int
+	// RequestTimeout bounds each outbound request (default 15 s).
+	RequestTimeout time.Duration
+	// DefaultTimeout bounds a map whose MapOptions.Timeout is zero
+	// (default 60 s).
+	DefaultTimeout time.Duration
+	// Concurrency is the number of sitemaps fetched at once (default 4).
+	Concurrency int
+}
+
+// SitemapMode says how sitemaps are used.
+type SitemapMode string
+
+// Sitemap modes of MapOptions.Sitemap.
+const (
+	SitemapInclude SitemapMode = "include" // sitemaps and start-page links
+	SitemapSkip    SitemapMode = "skip"    // start-page links only
+	SitemapOnly    SitemapMode = "only"    // sitemap URLs only
+)
+
+// MapOptions describe one map. The zero value of every field is the API
+// default, so MapOptions{URL: u} maps u as POST /v2/map would by default.
+type MapOptions struct {
+	// URL is the absolute http(s) start URL.
+	URL string
+	// Search, when not blank, moves the links whose URL, title or
+	// description contain its words to the front, best matches first.
+	Search string
+	// Sitemap is include (""), skip or only.
+	Sitemap SitemapMode
+	// ExcludeSubdomains keeps only the start host (www. ignored); by
+	// default every host of the same registrable domain is kept.
+	ExcludeSubdomains bool
+	// KeepQueryParameters keeps query strings; by default they are dropped
+	// and the URLs that then coincide are listed once.
+	KeepQueryParameters bool
+	// Limit is the maximum number of links, 1..MaxLimit; 0 = DefaultLimit.
+	Limit int
+	// Timeout bounds the whole map; 0 = MapperOptions.DefaultTimeout.
+	// Exceeding it fails the map with ErrTimeout.
+	Timeout time.Duration
+	// IncludePaths and ExcludePaths are regular expressions (RE2 syntax)
+	// matched against the URL path, or the full URL with RegexOnFullURL.
+	// A link must match one include pattern (when any) and no exclude
+	// pattern.
+	IncludePaths, ExcludePaths []string
+	RegexOnFullURL             bool
+	// AllowExternalLinks keeps start-page links to other sites and turns
+	// off the path filter.
+	AllowExternalLinks bool
+	// NoPathFilter keeps links outside the start URL's path; by default,
+	// when the start URL has a path other than "/", only links under it
+	// are kept.
+	NoPathFilter bool
+	// KeepSimilarURLs dedupes exact URLs only; by default www/non-www,
+	// http/https and trailing-slash variants count as one URL.
+	KeepSimilarURLs bool
+	// SkipPageLinks lists no links of the start page (maxDiscoveryDepth 0):
+	// only the start URL and sitemap URLs.
+	SkipPageLinks bool
+	// Delay is a pause between outbound requests, which then run one at a
+	// time.
+	Delay time.Duration
+	// Headers are sent with every request (see fetch.Request.Headers).
+	Headers map[string]string
+	// Languages build the Accept-Language header, first preferred.
+	Languages []string
+}
+
+// Link is one mapped URL.
+type Link struct {
+	URL         string `json:"url"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// MapResult is the outcome of a map.
+type MapResult struct {
+	// Links are the URLs found, deduplicated, at most Limit.
+	Links []Link
+	// Warning is set when at most one link was found from a start URL
+	// below the site root.
+	Warning string
+}
+
+// Mapper lists the URLs of sites. It is safe for concurrent use.
+type Mapper struct {
+	f    Fetcher
+	opts MapperOptions
+	log  *slog.Logger
+}
+
+// NewMapper returns a Mapper fetching through f. A nil log discards.
+func NewMapper(f Fetcher, opts MapperOptions, log *slog.Logger) *Mapper {
+	if opts.MaxSitemaps <= 0 {
+		opts.MaxSitemaps = defaultMaxSitemaps
+	}
+	if opts.MaxSitemapDepth <= 0 {
+		opts.MaxSitemapDepth = defaultMaxSitemapDepth
+	}
+	if opts.MaxSitemapBytes <= 0 {
+		opts.MaxSitemapBytes = defaultMaxSitemapBytes
+	}
+	if opts.MaxSitemapURLs <= 0 {
+		opts.MaxSitemapURLs = defaultMaxSitemapURLs
+	}
+	if opts.MaxCandidates <= 0 {
+		opts.MaxCandidates = defaultMaxCandidates
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = defaultRequestTimeout
+	}
+	if opts.DefaultTimeout <= 0 {
+		opts.DefaultTimeout = defaultMapTimeout
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = defaultConcurrency
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Mapper{f: f, opts: opts, log: log}
+}
+
+// run is the state of one map.
+type run struct {
+	m       *Mapper
+	o       MapOptions
+	lang    string
+	lastReq time.Time
+}
+
+// Map lists the URLs of the site of o.URL. Errors wrap ErrTimeout,
+// ErrBlocked, ErrUnreachable, ErrInvalidOptions, or the context's error
+// when ctx was cancelled.
+func (m *Mapper) Map(ctx context.Context, o MapOptions) (MapResult, error) {
+	start, err := url.Parse(o.URL)
+	if err != nil || (start.Scheme != "http" && start.Scheme != "https") || start.Host == "" {
+		return MapResult{}, fmt.Errorf("%w: start url %q is not an absolute http(s) url", ErrInvalidOptions, o.URL)
+	}
+	f, err := newFilter(o)
+	if err != nil {
+		return MapResult{}, err
+	}
+	if o.Limit <= 0 {
+		o.Limit = DefaultLimit
+	}
+	o.Limit = min(o.Limit, MaxLimit)
+	switch o.Sitemap {
+	case "":
+		o.Sitemap = SitemapInclude
+	case SitemapInclude, SitemapSkip, SitemapOnly:
+	default:
+		return MapResult{}, fmt.Errorf("%w: sitemap mode %q", ErrInvalidOptions, o.Sitemap)
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = m.opts.DefaultTimeout
+	}
+	mctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	r := &run{m: m, o: o, lang: acceptLanguage(o.Languages)}
+	res, err := r.do(mctx, start, f)
+	if cerr := mctx.Err(); cerr != nil {
+		// Whatever failed, a spent budget is the reason.
+		if perr := ctx.Err(); perr != nil && !errors.Is(perr, context.DeadlineExceeded) {
+			return MapResult{}, fmt.Errorf("crawl: map: %w", perr)
+		}
+		return MapResult{}, fmt.Errorf("%w after %v", ErrTimeout, timeout)
+	}
+	if err != nil {
+		return MapResult{}, err
+	}
+	return res, nil
+}
+
+// do runs the map under ctx (which carries the map's deadline).
+func (r *run) do(ctx context.Context, start *url.URL, f *filter) (MapResult, error) {
+	o := r.o
+	capacity := o.Limit
+	if strings.TrimSpace(o.Search) != "" {
+		capacity = max(o.Limit, r.m.opts.MaxCandidates)
+	}
+
+	// The start page: its final URL (after redirects) anchors every host
+	// and path rule; its links are candidates unless sitemap is only.
+	page, pageErr := r.startPage(ctx, start.String())
+	if pageErr != nil {
+		if errors.Is(pageErr, fetch.ErrBlocked) {
+			return MapResult{}, fmt.Errorf("%w: %w", ErrBlocked, pageErr)
+		}
+		if ctx.Err() != nil {
+			return MapResult{}, pageErr
+		}
+		r.m.log.DebugContext(ctx, "map start page failed", "url", o.URL, "err", pageErr)
+	}
+	base := start
+	if page.final != nil {
+		base = page.final
+	}
+	f.setBase(base)
+	c := newCollector(f, capacity, !o.KeepSimilarURLs)
+
+	if o.Sitemap != SitemapOnly && page.ok {
+		c.add(base.String(), page.title, page.description)
+		if !o.SkipPageLinks {
+			for _, l := range page.links {
+				if !c.add(l.URL, l.Title, "") {
+					break
+				}
+			}
+		}
+	}
+	if o.Sitemap != SitemapSkip && !c.full() {
+		r.sitemaps(ctx, base, c)
+	}
+	if ctx.Err() != nil {
+		return MapResult{}, ctx.Err()
+	}
+	if pageErr != nil && len(c.links) == 0 {
+		return MapResult{}, fmt.Errorf("%w: %w", ErrUnreachable, pageErr)
+	}
+
+	links := c.links
+	if strings.TrimSpace(o.Search) != "" {
+		links = rank(links, o.Search)
+	}
+	if len(links) > o.Limit {
+		links = links[:o.Limit]
+	}
+	res := MapResult{Links: links}
+	if res.Links == nil {
+		res.Links = []Link{}
+	}
+	if len(links) <= 1 && o.Limit != 1 && base.Path != "" && base.Path != "/" {
+		res.Warning = fmt.Sprintf("Only %d result(s) found. Mapping from the site root may find more; try the base domain: %s://%s",
+			len(links), base.Scheme, base.Host)
+	}
+	return res, nil
+}
+
+// startPage is what the start page contributed.
+type startPage struct {
+	final              *url.URL // after redirects; nil when the fetch failed
+	ok                 bool     // fetched with a status below 400
+	title, description string
+	links              []Link
+}
+
+// startPage fetches the start URL and extracts its title, description and
+// links with their anchor text.
+func (r *run) startPage(ctx context.Context, u string) (startPage, error) {
+	resp, err := r.get(ctx, u)
+	if err != nil {
+		return startPage{}, fmt.Errorf("crawl: start page: %w", err)
+	}
+	var p startPage
+	if fu, err := url.Parse(resp.URL); err == nil && fu.Host != "" {
+		p.final = fu
+	} else if fu, err := url.Parse(u); err == nil {
+		p.final = fu
+	}
+	if resp.StatusCode >= 400 {
+		return p, nil
+	}
+	p.ok = true
+	if !strings.Contains(resp.ContentType, "html") {
+		return p, nil
+	}
+	doc, err := html.Parse(bytes.NewReader(resp.Body))
+	if err != nil {
+		return p, nil
+	}
+	pbase := pagemeta.BaseURL(doc, p.final)
+	meta := pagemeta.Metadata(doc, pbase)
+	p.title, _ = meta["title"].(string)
+	p.description, _ = meta["description"].(string)
+	p.links = anchors(doc, pbase)
+	return p, nil
+}
+
+// get performs one request bounded by the per-request timeout, honouring
+// the delay between requests.
+func (r *run) get(ctx context.Context, u string) (*fetch.Response, error) {
+	if r.o.Delay > 0 && !r.lastReq.IsZero() {
+		if wait := r.o.Delay - time.Since(r.lastReq); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil, fmt.Errorf("crawl: delay: %w", ctx.Err())
+			case <-t.C:
+			}
+		}
+	}
+	if r.o.Delay > 0 {
+		defer func() { r.lastReq = time.Now() }()
+	}
+	rctx, cancel := context.WithTimeout(ctx, r.m.opts.RequestTimeout)
+	defer cancel()
+	return r.m.f.Do(rctx, fetch.Request{URL: u, Headers: r.o.Headers, AcceptLanguage: r.lang})
+}
+
+// filter decides which URLs belong in the result, and normalises them.
+type filter struct {
+	o        MapOptions
+	include  []*regexp.Regexp
+	exclude  []*regexp.Regexp
+	base     *url.URL
+	baseHost string // lower case, without "www."
+	baseReg  string // registrable domain, "" for IPs and single labels
+	prefix   string // required path prefix, "" for none
+}
+
+func newFilter(o MapOptions) (*filter, error) {
+	f := &filter{o: o}
+	for _, p := range o.IncludePaths {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: includePaths: %w", ErrInvalidOptions, err)
+		}
+		f.include = append(f.include, re)
+	}
+	for _, p := range o.ExcludePaths {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: excludePaths: %w", ErrInvalidOptions, err)
+		}
+		f.exclude = append(f.exclude, re)
+	}
+	return f, nil
+}
+
+// setBase anchors the host and path rules on the start page's final URL.
+func (f *filter) setBase(base *url.URL) {
+	f.base = base
+	f.baseHost = stripWWW(strings.ToLower(base.Hostname()))
+	f.baseReg = registrable(f.baseHost)
+	if !f.o.NoPathFilter && !f.o.AllowExternalLinks && base.Path != "" && base.Path != "/" {
+		f.prefix = base.Path
+	}
+}
+
+// accept normalises raw and reports whether it belongs in the result.
+func (f *filter) accept(raw string) (*url.URL, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, false
+	}
+	u.Host = strings.ToLower(u.Host)
+	u.Fragment, u.RawFragment = "", ""
+	if !f.o.KeepQueryParameters {
+		u.RawQuery, u.ForceQuery = "", false
+	}
+	if u.Path == "" {
+		u.Path, u.RawPath = "/", ""
+	}
+	host := stripWWW(u.Hostname())
+	if host != f.baseHost {
+		sameDomain := !f.o.ExcludeSubdomains && f.baseReg != "" && registrable(host) == f.baseReg
+		if !sameDomain && !f.o.AllowExternalLinks {
+			return nil, false
+		}
+	}
+	if f.prefix != "" && !strings.HasPrefix(u.Path, f.prefix) {
+		return nil, false
+	}
+	target := u.Path
+	if f.o.RegexOnFullURL {
+		target = u.String()
+	}
+	for _, re := range f.exclude {
+		if re.MatchString(target) {
+			return nil, false
+		}
+	}
+	if len(f.include) > 0 {
+		ok := false
+		for _, re := range f.include {
+			if re.MatchString(target) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	return u, true
+}
+
+// collector gathers accepted links in discovery order without duplicates.
+type collector struct {
+	f       *filter
+	cap     int
+	similar bool
+	seen    map[string]int // dedupe key -> index in links
+	links   []Link
+}
+
+func newCollector(f *filter, capacity int, similar bool) *collector {
+	return &collector{f: f, cap: capacity, similar: similar, seen: make(map[string]int)}
+}
+
+// full reports that no more links are wanted.
+func (c *collector) full() bool { return len(c.links) >= c.cap }
+
+// add offers one URL; it reports false once the collector is full.
+func (c *collector) add(raw, title, description string) bool {
+	if c.full() {
+		return false
+	}
+	u, ok := c.f.accept(raw)
+	if !ok {
+		return true
+	}
+	s := u.String()
+	key := s
+	if c.similar {
+		key = similarKey(u)
+	}
+	if i, dup := c.seen[key]; dup {
+		// Keep the first spelling, but take a title it lacked.
+		if c.links[i].Title == "" && title != "" {
+			c.links[i].Title = title
+		}
+		if c.links[i].Description == "" && description != "" {
+			c.links[i].Description = description
+		}
+		return true
+	}
+	c.seen[key] = len(c.links)
+	c.links = append(c.links, Link{URL: s, Title: title, Description: description})
+	return !c.full()
+}
+
+// similarKey is the dedupe key treating www/non-www, http/https and a
+// trailing slash as the same URL.
+func similarKey(u *url.URL) string {
+	host := stripWWW(u.Hostname())
+	if p := u.Port(); p != "" && p != "80" && p != "443" {
+		host += ":" + p
+	}
+	path := strings.TrimRight(u.EscapedPath(), "/")
+	if u.RawQuery != "" {
+		return host + path + "?" + u.RawQuery
+	}
+	return host + path
+}
+
+// stripWWW removes a leading "www." label.
+func stripWWW(host string) string {
+	return strings.TrimPrefix(host, "www.")
+}
+
+// acceptLanguage builds an Accept-Language value from languages, first
+// preferred, with decreasing q values.
+func acceptLanguage(langs []string) string {
+	var b strings.Builder
+	q := 10
+	for i, l := range langs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(l)
+		if i > 0 {
+			if q > 1 {
+				q--
+			}
+			fmt.Fprintf(&b, ";q=0.%d", q)
+		}
+	}
+	return b.String()
+}
