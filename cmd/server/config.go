@@ -35,6 +35,13 @@ type Config struct {
 	BrowserMaxTabs  int           // BROWSER_MAX_TABS: tabs open at once, default 2 per CPU
 	PublicURL       string        // PUBLIC_URL: base URL of this server in screenshot/PDF links
 	MediaDir        string        // MEDIA_DIR: screenshots and PDFs, default DATA_DIR/media
+	MediaS3Endpoint string        // MEDIA_S3_ENDPOINT: S3-compatible host[:port] for media instead of MEDIA_DIR; empty = local files
+	MediaS3Bucket   string        // MEDIA_S3_BUCKET: existing bucket, required with MEDIA_S3_ENDPOINT
+	MediaS3Prefix   string        // MEDIA_S3_PREFIX: key prefix of media objects, default media/
+	MediaS3Access   string        // MEDIA_S3_ACCESS_KEY: access key id; empty with the secret = anonymous
+	MediaS3Secret   string        // MEDIA_S3_SECRET_KEY: secret access key
+	MediaS3Region   string        // MEDIA_S3_REGION: bucket region; empty = asked of the service
+	MediaS3UseSSL   bool          // MEDIA_S3_USE_SSL: https to the endpoint, default true
 	PprofAddr       string        // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 }
 
@@ -60,6 +67,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		BrowserWSURL:    getenv("BROWSER_WS_URL"),
 		PublicURL:       strings.TrimRight(getenv("PUBLIC_URL"), "/"),
 		MediaDir:        getenv("MEDIA_DIR"),
+		MediaS3Endpoint: getenv("MEDIA_S3_ENDPOINT"),
+		MediaS3Bucket:   getenv("MEDIA_S3_BUCKET"),
+		MediaS3Prefix:   "media/",
+		MediaS3Access:   getenv("MEDIA_S3_ACCESS_KEY"),
+		MediaS3Secret:   getenv("MEDIA_S3_SECRET_KEY"),
+		MediaS3Region:   getenv("MEDIA_S3_REGION"),
+		MediaS3UseSSL:   true,
 		RedisURL:        getenv("REDIS_URL"),
 		CacheMaxBytes:   48 << 20,
 		CacheTTL:        7 * 24 * time.Hour,
@@ -150,6 +164,16 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if v := getenv("LOG_FORMAT"); v != "" {
 		c.LogFormat = strings.ToLower(v)
 	}
+	if v := getenv("MEDIA_S3_PREFIX"); v != "" {
+		c.MediaS3Prefix = v
+	}
+	if v := getenv("MEDIA_S3_USE_SSL"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("MEDIA_S3_USE_SSL: %q is not a boolean", v))
+		}
+		c.MediaS3UseSSL = b
+	}
 	if c.MediaDir == "" {
 		c.MediaDir = filepath.Join(c.DataDir, "media")
 	}
@@ -184,6 +208,35 @@ func (c Config) validate() []error {
 	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		errs = append(errs, errors.New("DATABASE_URL: must be a postgres:// URL"))
+	}
+	errs = append(errs, c.validateMediaS3()...)
+	return errs
+}
+
+// validateMediaS3 checks the S3 media settings, which must be complete when
+// MEDIA_S3_ENDPOINT is set and unused otherwise.
+func (c Config) validateMediaS3() []error {
+	var errs []error
+	if c.MediaS3Endpoint == "" {
+		if c.MediaS3Bucket != "" {
+			errs = append(errs, errors.New("MEDIA_S3_ENDPOINT: required with MEDIA_S3_BUCKET (media would otherwise go to MEDIA_DIR)"))
+		}
+		return errs
+	}
+	if strings.Contains(c.MediaS3Endpoint, "/") {
+		errs = append(errs, fmt.Errorf("MEDIA_S3_ENDPOINT: %q must be host[:port] without scheme or path (MEDIA_S3_USE_SSL chooses https)", c.MediaS3Endpoint))
+	}
+	if c.MediaS3Bucket == "" {
+		errs = append(errs, errors.New("MEDIA_S3_BUCKET: required with MEDIA_S3_ENDPOINT"))
+	}
+	if strings.HasPrefix(c.MediaS3Prefix, "/") {
+		errs = append(errs, fmt.Errorf("MEDIA_S3_PREFIX: %q must not start with /", c.MediaS3Prefix))
+	}
+	if c.MediaS3Access != "" && c.MediaS3Secret == "" {
+		errs = append(errs, errors.New("MEDIA_S3_SECRET_KEY: required with MEDIA_S3_ACCESS_KEY"))
+	}
+	if c.MediaS3Access == "" && c.MediaS3Secret != "" {
+		errs = append(errs, errors.New("MEDIA_S3_ACCESS_KEY: required with MEDIA_S3_SECRET_KEY"))
 	}
 	return errs
 }

@@ -1,12 +1,21 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/firegate/firegate/internal/media"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -20,6 +29,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20,
 		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64,
 		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
+		MediaS3Prefix: "media/", MediaS3UseSSL: true,
 		ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo, LogFormat: "json"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
@@ -39,6 +49,9 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"TEAM_CONCURRENCY_LIMIT": "0", "TEAM_RATE_MULTIPLIER": "3",
 		"BROWSER": "off", "CHROME_PATH": "/usr/bin/chromium", "BROWSER_WS_URL": "ws://chrome:9222", "BROWSER_MAX_TABS": "8",
 		"PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media",
+		"MEDIA_S3_ENDPOINT": "minio:9000", "MEDIA_S3_BUCKET": "shots", "MEDIA_S3_PREFIX": "firegate/",
+		"MEDIA_S3_ACCESS_KEY": "AKID", "MEDIA_S3_SECRET_KEY": "s3cret", "MEDIA_S3_REGION": "eu-west-1",
+		"MEDIA_S3_USE_SSL": "false",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +62,9 @@ func TestLoadConfigOverrides(t *testing.T) {
 		RedisURL: "redis://127.0.0.1:6379/1", CacheMaxBytes: 1000, CacheTTL: time.Hour,
 		TeamConcurrency: 0, TeamRateMult: 3,
 		Browser: "off", ChromePath: "/usr/bin/chromium", BrowserWSURL: "ws://chrome:9222", BrowserMaxTabs: 8,
-		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media"}
+		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
+		MediaS3Endpoint: "minio:9000", MediaS3Bucket: "shots", MediaS3Prefix: "firegate/",
+		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -76,3 +91,111 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadConfigMediaS3Errors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string // variables the error must name
+	}{
+		{"use ssl not a boolean", map[string]string{"MEDIA_S3_ENDPOINT": "s3:9000", "MEDIA_S3_BUCKET": "b", "MEDIA_S3_USE_SSL": "sometimes"}, []string{"MEDIA_S3_USE_SSL"}},
+		{"endpoint with scheme", map[string]string{"MEDIA_S3_ENDPOINT": "https://s3.example.com", "MEDIA_S3_BUCKET": "b"}, []string{"MEDIA_S3_ENDPOINT"}},
+		{"no bucket", map[string]string{"MEDIA_S3_ENDPOINT": "s3.example.com"}, []string{"MEDIA_S3_BUCKET"}},
+		{"bucket without endpoint", map[string]string{"MEDIA_S3_BUCKET": "b"}, []string{"MEDIA_S3_ENDPOINT"}},
+		{"absolute prefix", map[string]string{"MEDIA_S3_ENDPOINT": "s3:9000", "MEDIA_S3_BUCKET": "b", "MEDIA_S3_PREFIX": "/media/"}, []string{"MEDIA_S3_PREFIX"}},
+		{"access key alone", map[string]string{"MEDIA_S3_ENDPOINT": "s3:9000", "MEDIA_S3_BUCKET": "b", "MEDIA_S3_ACCESS_KEY": "a"}, []string{"MEDIA_S3_SECRET_KEY"}},
+		{"secret key alone", map[string]string{"MEDIA_S3_ENDPOINT": "s3:9000", "MEDIA_S3_BUCKET": "b", "MEDIA_S3_SECRET_KEY": "s"}, []string{"MEDIA_S3_ACCESS_KEY"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := loadConfig(env(tt.env))
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			for _, name := range tt.want {
+				if !strings.Contains(err.Error(), name+":") {
+					t.Errorf("error does not name %s: %v", name, err)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadConfigMediaS3Minimal(t *testing.T) {
+	t.Parallel()
+	got, err := loadConfig(env(map[string]string{"MEDIA_S3_ENDPOINT": "s3.example.com", "MEDIA_S3_BUCKET": "b"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := struct {
+		Endpoint, Bucket, Prefix string
+		UseSSL                   bool
+	}{"s3.example.com", "b", "media/", true}
+	gotS3 := struct {
+		Endpoint, Bucket, Prefix string
+		UseSSL                   bool
+	}{got.MediaS3Endpoint, got.MediaS3Bucket, got.MediaS3Prefix, got.MediaS3UseSSL}
+	if diff := cmp.Diff(want, gotS3); diff != "" {
+		t.Errorf("(-want +got)\n%s", diff)
+	}
+}
+
+// TestOpenMediaFollowsConfig checks serve's media store is the directory by
+// default and the bucket when MEDIA_S3_ENDPOINT is set.
+func TestOpenMediaFollowsConfig(t *testing.T) {
+	t.Parallel()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("shots"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	tests := []struct {
+		name   string
+		env    map[string]string
+		want   any
+		stored func(id string) error // finds the stored file
+	}{
+		{"default", map[string]string{"DATA_DIR": dir}, &media.Store{},
+			func(id string) error { _, err := os.Stat(filepath.Join(dir, "media", id)); return err }},
+		{"s3", map[string]string{"DATA_DIR": dir, "MEDIA_S3_ENDPOINT": strings.TrimPrefix(srv.URL, "http://"),
+			"MEDIA_S3_BUCKET": "shots", "MEDIA_S3_USE_SSL": "false", "MEDIA_S3_REGION": "us-east-1",
+			"MEDIA_S3_ACCESS_KEY": "a", "MEDIA_S3_SECRET_KEY": "s"}, &media.S3Store{},
+			func(id string) error { _, err := backend.HeadObject("shots", "media/"+id); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadConfig(env(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := openMedia(t.Context(), cfg, testenv.Logger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := typeName(m), typeName(tt.want); got != want {
+				t.Fatalf("store %s, want %s", got, want)
+			}
+			id, err := m.Put(t.Context(), []byte("png"), "image/png")
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, ct, _, err := m.Open(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			if ct != "image/png" {
+				t.Errorf("content type %q", ct)
+			}
+			if err := tt.stored(id); err != nil {
+				t.Errorf("%s not where the config says: %v", id, err)
+			}
+		})
+	}
+}
+
+func typeName(v any) string { return fmt.Sprintf("%T", v) }

@@ -134,6 +134,34 @@ func openRedisBacked(cfg Config, log *slog.Logger) (cache.Cache, limits.Limiter,
 	return c, limits.NewLocal(), scrape.NewMemoryLocker(), func() {}, nil
 }
 
+// mediaBackend is what serve needs of a media store: the engine stores,
+// the API serves, and the janitor deletes expired files.
+type mediaBackend interface {
+	scrape.MediaStore
+	httpapi.MediaFiles
+	RunJanitor(ctx context.Context, every time.Duration)
+}
+
+// openMedia returns the S3 media store when MEDIA_S3_ENDPOINT is set (its
+// bucket checked within ctx), else the directory MEDIA_DIR.
+func openMedia(ctx context.Context, cfg Config, log *slog.Logger) (mediaBackend, error) {
+	if cfg.MediaS3Endpoint == "" {
+		s, err := media.New(media.Options{Dir: cfg.MediaDir}, log)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	s, err := media.NewS3Store(ctx, media.S3Options{Endpoint: cfg.MediaS3Endpoint, Bucket: cfg.MediaS3Bucket,
+		Prefix: cfg.MediaS3Prefix, AccessKey: cfg.MediaS3Access, SecretKey: cfg.MediaS3Secret,
+		Region: cfg.MediaS3Region, UseSSL: cfg.MediaS3UseSSL}, log)
+	if err != nil {
+		return nil, err
+	}
+	log.InfoContext(ctx, "media stored in S3", "endpoint", cfg.MediaS3Endpoint, "bucket", cfg.MediaS3Bucket, "prefix", cfg.MediaS3Prefix)
+	return s, nil
+}
+
 // limiterLocker holds a profile's saving lock as a concurrency slot of 1 in
 // the shared limiter, so the lock spans replicas and expires with a crashed
 // holder's lease.
@@ -186,7 +214,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		return err
 	}
 	defer closeRedis()
-	mediaStore, err := media.New(media.Options{Dir: cfg.MediaDir}, log)
+	mediaStore, err := openMedia(ctx, cfg, log)
 	if err != nil {
 		return fmt.Errorf("media store: %w", err)
 	}

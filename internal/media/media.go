@@ -1,7 +1,8 @@
-// Package media stores screenshots and PDFs produced by scrapes as files in
-// one directory, under unguessable ids, for a limited time (24 hours by
-// default, as the API promises for screenshot URLs). Expired files are not
-// served and are deleted by a janitor.
+// Package media stores screenshots and PDFs produced by scrapes under
+// unguessable ids for a limited time (24 hours by default, as the API
+// promises for screenshot URLs), as files in one directory (Store) or as
+// objects in an S3-compatible bucket (S3Store). Expired files are not served
+// and are deleted by a janitor.
 package media
 
 import (
@@ -64,6 +65,16 @@ func contentTypeOf(id string) string {
 	return "application/octet-stream"
 }
 
+// newID returns a fresh id for contentType: 128 random bits in hex and the
+// extension naming the type, matching idPattern.
+func newID(contentType string) (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]) + "." + extension(contentType), nil
+}
+
 // Options configures a Store.
 type Options struct {
 	Dir string        // created if missing
@@ -102,11 +113,10 @@ func (s *Store) Put(ctx context.Context, data []byte, contentType string) (strin
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("media: put: %w", err)
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	id, err := newID(contentType)
+	if err != nil {
 		return "", fmt.Errorf("media: put: %w", err)
 	}
-	id := hex.EncodeToString(b[:]) + "." + extension(contentType)
 	f, err := os.CreateTemp(s.dir, tmpPrefix+"*")
 	if err != nil {
 		return "", fmt.Errorf("media: put: %w", err)
@@ -190,17 +200,23 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 // RunJanitor sweeps now and then every interval (0 means one hour) until
 // ctx ends. Run it in its own goroutine.
 func (s *Store) RunJanitor(ctx context.Context, every time.Duration) {
+	runJanitor(ctx, every, s.log, s.Sweep)
+}
+
+// runJanitor calls sweep now and then every interval (0 means one hour)
+// until ctx ends, logging what it deleted and its failures.
+func runJanitor(ctx context.Context, every time.Duration, log *slog.Logger, sweep func(context.Context) (int, error)) {
 	if every <= 0 {
 		every = time.Hour
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		n, err := s.Sweep(ctx)
+		n, err := sweep(ctx)
 		if err != nil && ctx.Err() == nil {
-			s.log.WarnContext(ctx, "media sweep failed", "err", err)
+			log.WarnContext(ctx, "media sweep failed", "err", err)
 		} else if n > 0 {
-			s.log.InfoContext(ctx, "media expired files deleted", "count", n)
+			log.InfoContext(ctx, "media expired files deleted", "count", n)
 		}
 		select {
 		case <-ctx.Done():
