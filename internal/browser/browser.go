@@ -5,9 +5,10 @@
 // language, timezone), ad blocking, an SSRF guard on every request the page
 // makes, screenshots and the API's page actions (see internal/actions).
 //
-// Each Render gets its own tab in its own browser context (no cookies or
-// storage shared between renders), carries the request's deadline and always
-// closes the tab. The package parses no HTML.
+// Each Render gets a tab of its own in a browser context of its own (no
+// cookies or storage shared between renders) and carries the request's
+// deadline; after it the tab is reset for the next render or closed (see
+// tab.go). The package parses no HTML.
 package browser
 
 import (
@@ -256,7 +257,9 @@ func (p *Pool) alive(inst *instance) bool {
 // chromeFlags are the flags of a local Chrome. Never --single-process or
 // --no-zygote: they crash this Chromium. Site isolation is off so that
 // cross-site iframes stay in the page's process, where the request guard
-// sees their requests.
+// sees their requests. The back/forward cache would keep the page a reused
+// tab left alive; the omnibox WebUI features preload a renderer per window
+// (one per slot) that a headless Chrome never shows.
 func chromeFlags() []chromedp.ExecAllocatorOption {
 	return []chromedp.ExecAllocatorOption{
 		chromedp.Flag("headless", "new"),
@@ -273,7 +276,7 @@ func chromeFlags() []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-breakpad", true),
 		chromedp.Flag("disable-client-side-phishing-detection", true),
 		chromedp.Flag("disable-domain-reliability", true),
-		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,IsolateOrigins,site-per-process"),
+		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,IsolateOrigins,site-per-process,BackForwardCache,WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup,PreloadTopChromeWebUI"),
 		chromedp.Flag("disable-site-isolation-trials", true),
 		chromedp.Flag("disable-background-timer-throttling", true),
 		chromedp.Flag("disable-backgrounding-occluded-windows", true),

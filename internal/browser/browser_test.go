@@ -574,6 +574,72 @@ document.getElementById('seen').textContent = JSON.stringify(seen);
 	}
 }
 
+// TestRenderTabReuse renders through a pool of one tab, so that every
+// render gets the slot of the one before: a plain render keeps the tab, and
+// the next one sees none of what the last render set on it (emulation,
+// headers, scripts, history, window name); a page that wrote session storage
+// gets its tab replaced. It starts a Chrome of its own for that.
+func TestRenderTabReuse(t *testing.T) {
+	t.Parallel()
+	p := New(Options{ChromePath: testenv.ChromePath(t), MaxTabs: 1, AllowPrivate: true}, testenv.Logger(t))
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	s := newSite(t, map[string]string{
+		"/": `<html><body><div id="onetrust-banner-sdk">banner</div><pre id="probe"></pre><script>
+document.getElementById('probe').textContent = JSON.stringify({
+  touch: navigator.maxTouchPoints, tz: Intl.DateTimeFormat().resolvedOptions().timeZone, lang: navigator.language,
+  history: history.length, name: window.name, session: sessionStorage.getItem('k'),
+  banner: getComputedStyle(document.getElementById('onetrust-banner-sdk')).display,
+});
+window.name = 'seen';
+</script></body></html>`,
+		"/session": `<html><body><script>sessionStorage.setItem('k', 'v')</script></body></html>`,
+	}, nil)
+	ctx := testCtx(t, 60*time.Second)
+	render := func(req Request) (string, target.ID) {
+		t.Helper()
+		res, err := p.Render(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.closing.Wait()
+		p.mu.Lock()
+		inst := p.inst
+		p.mu.Unlock()
+		s := <-inst.free
+		id := s.next.t.TargetID
+		inst.free <- s
+		_, rest, _ := strings.Cut(res.HTML, `<pre id="probe">`)
+		body, _, _ := strings.Cut(rest, "</pre>")
+		return html.UnescapeString(body), id
+	}
+	plain := Request{URL: s.URL + "/"}
+	want, first := render(plain)
+	if !strings.Contains(want, `"session":null`) || !strings.Contains(want, `"name":""`) {
+		t.Fatalf("first render saw %s", want)
+	}
+	got, id := render(Request{URL: s.URL + "/", Mobile: true, Timezone: "Asia/Tokyo", Languages: []string{"de-DE"},
+		BlockAds: true, SkipTLSVerify: true, Headers: map[string]string{"X-Caller": "one"}})
+	if got == want || id != first {
+		t.Errorf("emulated render saw %s in tab %s (first tab %s)", got, id, first)
+	}
+	if got, id = render(plain); got != want || id != first {
+		t.Errorf("render after an emulated one saw %s in tab %s, want %s in tab %s", got, id, want, first)
+	}
+	if h := s.request("/").Header.Get("X-Caller"); h != "" {
+		t.Errorf("header of the last render sent again: %q", h)
+	}
+	if _, id = render(Request{URL: s.URL + "/session"}); id == first {
+		t.Errorf("tab %s kept after the page wrote session storage", id)
+	}
+	if got, _ = render(plain); got != want {
+		t.Errorf("render after session storage saw %s, want %s", got, want)
+	}
+}
+
 func TestRenderProfileState(t *testing.T) {
 	t.Parallel()
 	p := testPool(t)

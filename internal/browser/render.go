@@ -82,8 +82,9 @@ const (
 	mobileWidth, mobileHeight   = 390, 844
 )
 
-// Render loads req.URL in a new tab, waits until it settles, runs the
-// actions and returns the page. The tab is always closed. If Chrome died it
+// Render loads req.URL in a fresh tab, waits until it settles, runs the
+// actions and returns the page. The tab is reset or closed after the render
+// (the caller does not wait for it). If Chrome died it
 // is restarted, and a render that failed because Chrome died is retried
 // once.
 func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
@@ -145,6 +146,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	if g.active() {
 		wait := p.guardRequests(runCtx, t, g, tr)
 		defer func() { cancelRun(); wait() }()
+		tb.onReset(fetch.CommandDisable, nil)
 		if _, err := cdp.Call(runCtx, t, fetch.Enable, fetch.EnableParams{
 			Patterns: []*fetch.RequestPattern{{URLPattern: "*"}},
 		}); err != nil {
@@ -152,7 +154,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 		}
 	}
 	answerDialogs(runCtx, t)
-	env, err := p.setup(runCtx, inst, t, req)
+	env, err := p.setup(runCtx, inst, tb, req)
 	if err != nil {
 		return nil, fail("set up tab", err)
 	}
@@ -250,8 +252,11 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 }
 
 // setup applies the request's emulation to the tab before navigation and
-// returns the actions environment.
-func (p *Pool) setup(ctx context.Context, inst *instance, t *chromedp.Target, req Request) (actions.Env, error) {
+// returns the actions environment. What a later render would not set again
+// is undone when the tab is reset. The instrumentation script is already
+// on the tab (see openTab).
+func (p *Pool) setup(ctx context.Context, inst *instance, tb *tab, req Request) (actions.Env, error) {
+	t := tb.t
 	env := actions.Env{Viewport: Viewport{Width: desktopWidth, Height: desktopHeight}, Mobile: req.Mobile}
 	if req.Mobile {
 		env.Viewport = Viewport{Width: mobileWidth, Height: mobileHeight}
@@ -259,14 +264,12 @@ func (p *Pool) setup(ctx context.Context, inst *instance, t *chromedp.Target, re
 	if s := req.Screenshot; s != nil && s.Viewport != nil {
 		env.Viewport = *s.Viewport
 	}
-	scripts := []string{instrumentScript}
 	if req.BlockAds {
-		scripts = append(scripts, hideBannersScript())
-	}
-	for _, src := range scripts {
-		if _, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src}); err != nil {
+		res, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: hideBannersScript()})
+		if err != nil {
 			return env, err
 		}
+		tb.onReset(page.CommandRemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: res.Identifier})
 	}
 	if _, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 		Width: int64(env.Viewport.Width), Height: int64(env.Viewport.Height), DeviceScaleFactor: 1, Mobile: req.Mobile,
@@ -275,6 +278,7 @@ func (p *Pool) setup(ctx context.Context, inst *instance, t *chromedp.Target, re
 	}
 	ua, platform := inst.userAgent, "Linux x86_64"
 	if req.Mobile {
+		tb.onReset(emulation.CommandSetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: false})
 		if _, err := cdp.Call(ctx, t, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 5}); err != nil {
 			return env, err
 		}
@@ -295,11 +299,13 @@ func (p *Pool) setup(ctx context.Context, inst *instance, t *chromedp.Target, re
 		return env, err
 	}
 	if len(req.Languages) > 0 {
+		tb.onReset(emulation.CommandSetLocaleOverride, emulation.SetLocaleOverrideParams{})
 		if _, err := cdp.Call(ctx, t, emulation.SetLocaleOverride, emulation.SetLocaleOverrideParams{Locale: req.Languages[0]}); err != nil {
 			p.log.WarnContext(ctx, "locale override refused", "locale", req.Languages[0], "err", err)
 		}
 	}
 	if req.Timezone != "" {
+		tb.onReset(emulation.CommandSetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: ""})
 		if _, err := cdp.Call(ctx, t, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: req.Timezone}); err != nil {
 			p.log.WarnContext(ctx, "timezone override refused", "timezone", req.Timezone, "err", err)
 		}
@@ -310,11 +316,13 @@ func (p *Pool) setup(ctx context.Context, inst *instance, t *chromedp.Target, re
 		return env, err
 	}
 	if len(headers) > 0 {
+		tb.onReset(network.CommandSetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{}})
 		if _, err := cdp.Call(ctx, t, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: headers}); err != nil {
 			return env, err
 		}
 	}
 	if req.SkipTLSVerify {
+		tb.onReset(security.CommandSetIgnoreCertificateErrors, security.SetIgnoreCertificateErrorsParams{Ignore: false})
 		if _, err := cdp.Call(ctx, t, security.SetIgnoreCertificateErrors, security.SetIgnoreCertificateErrorsParams{Ignore: true}); err != nil {
 			return env, err
 		}

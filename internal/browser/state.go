@@ -79,6 +79,9 @@ func (p *Pool) loadState(ctx context.Context, inst *instance, s *slot, tb *tab, 
 		return "", nil
 	}
 	tb.tr.mu.Lock()
+	if len(st.SessionStorage) > 0 {
+		tb.tr.sessionStorage = true
+	}
 	for _, m := range []map[string]map[string]string{st.LocalStorage, st.SessionStorage} {
 		for origin := range m {
 			tb.tr.origins[origin] = true

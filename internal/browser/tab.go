@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/domstorage"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -15,16 +20,20 @@ import (
 
 // Tabs and browser contexts.
 //
-// Every render gets a new tab (target) that is closed when it ends. The tab
-// lives in a browser context (its own cookies, storage and cache) that no
-// other render uses at the same time. Opening a browser context costs a new
-// window, which is several times the cost of a tab, so contexts are kept in
-// slots: a slot is a context whose window is held open by an idle anchor
-// tab. After a render succeeds, the slot's cookies and the storage of every
-// origin the page touched are cleared, its tab is closed, the next tab is
-// opened ahead of time and the slot goes back to the free list. A slot is
-// disposed of (with everything in it) after a failed render, after
-// recycleAfter renders, or when cleaning fails.
+// A render uses a tab (target) in a browser context (its own cookies,
+// storage and cache) that no other render uses at the same time. Opening a
+// browser context costs a new window, which is several times the cost of a
+// tab, so contexts are kept in slots: a slot is a context whose window is
+// held open by an idle anchor tab, and a tab for the next render. After a
+// render succeeds, its tab is reset (about:blank, no history, what the
+// render set on the tab undone), the slot's cookies and the storage of every
+// origin the page touched are cleared, and the slot, tab included, goes back
+// to the free list. Opening a tab costs Chrome more than the rest of a
+// render of a small page, so a tab is reused as long as nothing ties it to
+// the last render: a page that wrote session storage (which belongs to the
+// tab, and which clearing an origin's data is not documented to cover) gets
+// its tab closed and the next one opened ahead of time. A slot is disposed of (with everything in it) after a
+// failed render, after recycleAfter renders, or when cleaning fails.
 
 // tabOpenTimeout bounds opening a tab or a slot.
 const tabOpenTimeout = 15 * time.Second
@@ -43,12 +52,26 @@ type slot struct {
 	next   *tab // opened ahead for the next render, or nil
 }
 
-// tab is a new target in a slot, used by one render and then closed.
+// tab is a target in a slot, used by one render at a time.
 type tab struct {
 	ctx    context.Context // the tab's chromedp context; no deadline
 	cancel context.CancelFunc
 	t      *chromedp.Target
 	tr     *tracker
+	// undo holds the commands that undo what the current render set on
+	// the tab (interception, scripts, emulation); resetTab runs them.
+	undo []tabCall
+}
+
+// tabCall is one DevTools command of a tab.
+type tabCall struct {
+	method string
+	params any
+}
+
+// onReset adds a command that resetTab runs after the render.
+func (tb *tab) onReset(method string, params any) {
+	tb.undo = append(tb.undo, tabCall{method, params})
 }
 
 // newSlot creates a browser context and its anchor window.
@@ -147,7 +170,7 @@ func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, erro
 	stop := context.AfterFunc(octx, tcancel)
 	t, err := chromedp.Run(tctx, func(_ context.Context, t *chromedp.Target) (*chromedp.Target, error) { return t, nil })
 	if err == nil {
-		_, err = cdp.Call(octx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: instrumentScript})
+		err = prepareTab(octx, t)
 	}
 	if fired := !stop(); err == nil && fired {
 		err = octx.Err()
@@ -162,6 +185,34 @@ func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, erro
 	tb.t = t
 	tr.mainFrame = cdp.FrameID(t.TargetID)
 	return tb, nil
+}
+
+// prepareTab sets up a newly attached tab: the instrumentation script and
+// the session storage events (see tracker.sessionStorage) on, and off what
+// chromedp enables on attach that the package does not use and that costs
+// Chrome work on every page: target discovery (every tab would hear of
+// every target of the browser), the DOM and CSS agents and lifecycle
+// events. The commands are sent together.
+func prepareTab(ctx context.Context, t *chromedp.Target) error {
+	calls := []tabCall{
+		{page.CommandAddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: instrumentScript}},
+		{domstorage.CommandEnable, nil},
+		{target.CommandSetDiscoverTargets, target.SetDiscoverTargetsParams{Discover: false}},
+		{page.CommandSetLifecycleEventsEnabled, page.SetLifecycleEventsEnabledParams{Enabled: false}},
+		{css.CommandDisable, nil},
+		{dom.CommandDisable, nil},
+	}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Go(func() {
+			if err := t.Call(ctx, c.method, c.params, nil); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", c.method, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // closeTab closes a tab (chromedp.Cancel), logging a failure.
@@ -195,11 +246,23 @@ func (p *Pool) takeTab(ctx context.Context, inst *instance) (*slot, *tab, error)
 	return s, tb, nil
 }
 
-// releaseTab ends a render's use of its tab: it cleans and keeps the slot
-// after a successful render (opening the next tab ahead), or disposes of it.
+// releaseTab ends a render's use of its tab: after a successful render it
+// cleans the slot and keeps it, with the tab reset for the next render (or
+// a new one opened ahead); otherwise it disposes of the slot.
 func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab, ok bool) {
 	s.uses++
 	keep := ok && s.uses < recycleAfter && inst.ctx.Err() == nil
+	// The page goes first, so that it cannot store anything after the
+	// cleaning.
+	reuse := keep && tb.tr.reusable()
+	if reuse {
+		if err := p.resetTab(ctx, tb); err != nil {
+			if inst.ctx.Err() == nil {
+				p.log.WarnContext(ctx, "reset tab", "err", err)
+			}
+			reuse = false
+		}
+	}
 	if keep {
 		if err := p.clearState(ctx, inst, s, tb); err != nil {
 			if inst.ctx.Err() == nil {
@@ -208,12 +271,18 @@ func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab,
 			keep = false
 		}
 	}
+	if keep && reuse {
+		tb.tr.reset()
+		s.next = tb
+		inst.free <- s // never blocks: at most cap(free) slots exist
+		return
+	}
 	p.closeTab(ctx, inst, tb)
 	if keep {
 		next, err := p.openTab(ctx, inst, s)
 		if err == nil {
 			s.next = next
-			inst.free <- s // never blocks: at most cap(free) slots exist
+			inst.free <- s
 			return
 		}
 		if inst.ctx.Err() == nil {
@@ -222,6 +291,59 @@ func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab,
 	}
 	p.dropSlot(ctx, inst, s)
 }
+
+// resetTab makes a used tab as good as a new one, but for its session
+// storage: the page is replaced by about:blank (its scripts and requests
+// stop), its history and window name are dropped, and what the render set
+// on the tab is undone. Navigating first also ends the requests the guard
+// held, so that turning interception off lets none of them through.
+func (p *Pool) resetTab(ctx context.Context, tb *tab) error {
+	rctx, cancel := context.WithTimeout(ctx, closeTimeout)
+	defer cancel()
+	t := tb.t
+	answerDialogs(rctx, t) // a beforeunload dialog must not hold the navigation
+	stopped := cdp.Events(rctx, t, page.FrameStoppedLoading)
+	nav, err := cdp.Call(rctx, t, page.Navigate, page.NavigateParams{URL: "about:blank"})
+	if err != nil {
+		return fmt.Errorf("navigate to about:blank: %w", err)
+	}
+	if nav.ErrorText != "" {
+		return fmt.Errorf("navigate to about:blank: %s", nav.ErrorText)
+	}
+	// Chrome resets the history only once about:blank is the page.
+	for ev, err := range stopped {
+		if err != nil {
+			return fmt.Errorf("navigate to about:blank: %w", err)
+		}
+		if ev.FrameID == tb.tr.mainFrame {
+			break
+		}
+	}
+	for i := 0; ; i++ {
+		_, err := cdp.Call(rctx, t, page.ResetNavigationHistory, cdp.Empty{})
+		if err == nil {
+			break
+		}
+		if i == resetTries-1 {
+			return fmt.Errorf("reset history: %w", err)
+		}
+		if err := sleep(rctx, 10*time.Millisecond); err != nil {
+			return fmt.Errorf("reset history: %w", err)
+		}
+	}
+	calls := append(tb.undo, tabCall{runtime.CommandEvaluate, runtime.EvaluateParams{Expression: "window.name = ''"}})
+	tb.undo = nil
+	for _, c := range calls {
+		if err := t.Call(rctx, c.method, c.params, nil); err != nil {
+			return fmt.Errorf("%s: %w", c.method, err)
+		}
+	}
+	return nil
+}
+
+// resetTries bounds the attempts at resetting a tab's history: a stop of
+// the page's own loading can come before about:blank is in place.
+const resetTries = 5
 
 // clearState deletes what the render left in the slot's browser context:
 // all its cookies, and every storage (local, IndexedDB, cache storage,
@@ -233,7 +355,7 @@ func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab)
 	// A window the page opened anyway (the instrumentation blocks them)
 	// means the context cannot be trusted clean: drop the slot.
 	b := chromedp.FromContext(inst.ctx).Browser
-	infos, err := cdp.Call(cctx, b, target.GetTargets, target.GetTargetsParams{})
+	infos, err := cdp.Call(cctx, b, target.GetTargets, target.GetTargetsParams{Filter: target.Filter{{Type: "page"}}})
 	if err != nil {
 		return fmt.Errorf("list targets: %w", err)
 	}

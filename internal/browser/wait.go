@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/domstorage"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
@@ -92,10 +93,31 @@ type tracker struct {
 	loading   bool // main frame between started and stopped loading
 	blockedOn string
 	mainBlock bool // the main document was refused by the guard
+	// sessionStorage: a document wrote session storage, which belongs to
+	// the tab; the tab must not serve another render.
+	sessionStorage bool
 }
 
 func newTracker() *tracker {
 	return &tracker{inflight: map[network.RequestID]bool{}, origins: map[string]bool{}, lastNet: time.Now()}
+}
+
+// reset forgets the last render, for the next one in the same tab.
+func (tr *tracker) reset() {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.loaderID, tr.mainResp = "", nil
+	clear(tr.inflight)
+	clear(tr.origins)
+	tr.lastNet = time.Now()
+	tr.loading, tr.blockedOn, tr.mainBlock, tr.sessionStorage = false, "", false, false
+}
+
+// reusable reports whether the tab may serve another render.
+func (tr *tracker) reusable() bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return !tr.sessionStorage
 }
 
 // visited returns the origins the page requested.
@@ -160,6 +182,14 @@ func (tr *tracker) onEvent(ev any) {
 			(tr.loaderID == "" || ev.LoaderID == tr.loaderID) {
 			tr.mainResp = ev.Response
 		}
+	case *domstorage.EventDomStorageItemAdded:
+		tr.noteStorage(ev.StorageID)
+	case *domstorage.EventDomStorageItemUpdated:
+		tr.noteStorage(ev.StorageID)
+	case *domstorage.EventDomStorageItemRemoved:
+		tr.noteStorage(ev.StorageID)
+	case *domstorage.EventDomStorageItemsCleared:
+		tr.noteStorage(ev.StorageID)
 	case *page.EventFrameStartedLoading:
 		if ev.FrameID == tr.mainFrame {
 			tr.loading = true
@@ -170,6 +200,13 @@ func (tr *tracker) onEvent(ev any) {
 			tr.loading = false
 			tr.lastNet = time.Now()
 		}
+	}
+}
+
+// noteStorage notes a write to DOM storage; tr.mu is held.
+func (tr *tracker) noteStorage(id *domstorage.StorageID) {
+	if id == nil || !id.IsLocalStorage {
+		tr.sessionStorage = true
 	}
 }
 
