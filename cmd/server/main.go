@@ -36,6 +36,7 @@ import (
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/cache"
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/httpapi"
 	"github.com/firegate/firegate/internal/limits"
@@ -232,6 +233,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		}
 	}
 	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
+	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{}, log)
 	ledger := billing.NewLedger(st, log)
 	ledgerDone := make(chan struct{})
 	ledgerCtx, stopLedger := context.WithCancel(context.WithoutCancel(ctx))
@@ -243,6 +245,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 	api := httpapi.New(httpapi.Deps{
 		Scraper:  engine,
 		Parser:   engine,
+		Mapper:   mapper,
 		Media:    mediaStore,
 		Auth:     auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
 		Ledger:   ledger,
