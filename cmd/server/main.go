@@ -450,6 +450,21 @@ func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, args []strin
 	}
 }
 
+// openTeam opens the store and finds a team by name, for the sub-commands;
+// the caller closes the store.
+func openTeam(ctx context.Context, cfg Config, log *slog.Logger, name string) (store.Store, store.Team, error) {
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return nil, store.Team{}, err
+	}
+	team, err := st.TeamByName(ctx, name)
+	if err != nil {
+		st.Close()
+		return nil, store.Team{}, fmt.Errorf("team %q: %w", name, err)
+	}
+	return st, team, nil
+}
+
 func creditsCommand(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return errors.New("credits: want add, set, unlimited or show")
@@ -460,15 +475,11 @@ func creditsCommand(ctx context.Context, cfg Config, log *slog.Logger, args []st
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg, log)
+	st, team, err := openTeam(ctx, cfg, log, *teamName)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	team, err := st.TeamByName(ctx, *teamName)
-	if err != nil {
-		return fmt.Errorf("team %q: %w", *teamName, err)
-	}
 	switch args[0] {
 	case "add", "set":
 		if *amount < 0 {
@@ -512,15 +523,11 @@ func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, args []str
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg, log)
+	st, team, err := openTeam(ctx, cfg, log, *teamName)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	team, err := st.TeamByName(ctx, *teamName)
-	if err != nil {
-		return fmt.Errorf("team %q: %w", *teamName, err)
-	}
 	l := store.TeamLimits{ZeroDataRetention: *zdr}
 	if *conc >= 0 {
 		l.ConcurrencyLimit = conc

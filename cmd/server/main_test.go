@@ -196,3 +196,39 @@ func waitHealthy(t *testing.T, base string) {
 	}
 	t.Fatal("server not healthy")
 }
+
+func TestCreditsAndLimitsCommands(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := map[string]string{"DATA_DIR": t.TempDir()}
+	if err := run(ctx, []string{"keys", "create", "--team", "acme", "--credits", "5"}, env(e), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(ctx, []string{"credits", "add", "--team", "acme", "--amount", "3"}, env(e), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(out.String()); got != "team acme: 8 of 8 credits remaining" {
+		t.Errorf("credits add: %q", got)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"credits", "unlimited", "--team", "acme"}, env(e), &out, io.Discard); err != nil || !strings.Contains(out.String(), "unlimited") {
+		t.Errorf("credits unlimited: %v %q", err, out.String())
+	}
+	if err := run(ctx, []string{"credits", "show", "--team", "nobody"}, env(e), io.Discard, io.Discard); err == nil {
+		t.Error("unknown team accepted")
+	}
+	if err := run(ctx, []string{"limits", "set", "--team", "acme", "--concurrency", "2", "--zdr"}, env(e), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := loadConfig(env(e))
+	st, team, err := openTeam(ctx, cfg, testenv.Logger(t), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l, err := st.TeamLimits(ctx, team.ID)
+	if err != nil || l.ConcurrencyLimit == nil || *l.ConcurrencyLimit != 2 || l.RateMultiplier != nil || !l.ZeroDataRetention {
+		t.Errorf("limits: %+v %v", l, err)
+	}
+}
