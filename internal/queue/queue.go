@@ -1,0 +1,275 @@
+// Package queue is the durable job queue: River (github.com/riverqueue/river)
+// on the same database as the store, Postgres through pgx in production and
+// the embedded SQLite file by default. It hides River's transaction type so
+// the rest of the server sees one Queue whatever the database.
+//
+// Jobs live in River's tables: a job whose worker dies is rescued and retried
+// by another worker after RescueAfter; a restarted process picks up where the
+// last one stopped. Workers are registered on a *river.Workers before Open.
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Queue names.
+const (
+	// Pages runs page scrapes of crawls and batches: the bulk of the work.
+	Pages = "pages"
+	// Control runs short jobs: crawl kickoffs, webhooks, purges.
+	Control = river.QueueDefault
+)
+
+// Options tune Open. Zero values take the defaults.
+type Options struct {
+	// Workers is how many page jobs run at once in this process; 0 makes an
+	// insert-only queue that runs no jobs (an API replica without workers).
+	Workers int
+	// ControlWorkers is how many control jobs run at once; default 8.
+	ControlWorkers int
+	// JobTimeout bounds one job; default 5 minutes.
+	JobTimeout time.Duration
+	// RescueAfter is how long a job may stay running before another worker
+	// takes it over (its worker is presumed dead); default JobTimeout + 1m.
+	RescueAfter time.Duration
+	// PollInterval is how often idle workers look for jobs when the
+	// database cannot notify them (SQLite), and the fallback otherwise;
+	// default 100ms on SQLite, 1s on Postgres.
+	PollInterval time.Duration
+	// PeriodicJobs run on a schedule in the elected leader process.
+	PeriodicJobs []*river.PeriodicJob
+	// Retention of finished job rows in River's table; default 1 hour.
+	Retention time.Duration
+}
+
+// client is what Queue uses of a *river.Client, whatever its transaction
+// type.
+type client interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+}
+
+// Queue inserts jobs and, when it has workers, runs them.
+type Queue struct {
+	c       client
+	working bool
+	depth   func(ctx context.Context) (int, error)
+	log     *slog.Logger
+}
+
+// OpenPostgres migrates River's tables in the pool's database (under an
+// advisory lock, so replicas starting together are safe) and builds the
+// queue. The pool's search_path decides the schema.
+func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, workers *river.Workers, o Options, log *slog.Logger) (*Queue, error) {
+	driver := riverpgxv5.New(pool)
+	if err := migratePostgres(ctx, pool, driver, log); err != nil {
+		return nil, err
+	}
+	o = o.withDefaults(time.Second)
+	c, err := river.NewClient(driver, o.config(workers, log))
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	depth := func(ctx context.Context) (int, error) {
+		var n int
+		err := pool.QueryRow(ctx, depthSQL).Scan(&n)
+		return n, err
+	}
+	return &Queue{c: c, working: o.Workers > 0, depth: depth, log: log}, nil
+}
+
+// OpenSQLite migrates River's tables into the SQLite database and builds the
+// queue on db, which should be the store's single-connection write pool so
+// that all writers queue in Go rather than on the file lock.
+func OpenSQLite(ctx context.Context, db *sql.DB, workers *river.Workers, o Options, log *slog.Logger) (*Queue, error) {
+	driver := riversqlite.New(db)
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: riverLogger(log)})
+	if err != nil {
+		return nil, fmt.Errorf("queue: migrate: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("queue: migrate: %w", err)
+	}
+	o = o.withDefaults(100 * time.Millisecond)
+	cfg := o.config(workers, log)
+	cfg.PollOnly = true
+	c, err := river.NewClient(driver, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	depth := func(ctx context.Context) (int, error) {
+		var n int
+		err := db.QueryRowContext(ctx, depthSQL).Scan(&n)
+		return n, err
+	}
+	return &Queue{c: c, working: o.Workers > 0, depth: depth, log: log}, nil
+}
+
+// depthSQL counts jobs waiting to run (both databases accept it).
+const depthSQL = `SELECT count(*) FROM river_job WHERE state IN ('available', 'scheduled', 'retryable')`
+
+// migrateLockKey is the advisory lock serializing River migrations between
+// replicas.
+const migrateLockKey = 0x5249564552 // "RIVER"
+
+func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5.Driver, log *slog.Logger) error {
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: riverLogger(log)})
+	if err != nil {
+		return fmt.Errorf("queue: migrate: %w", err)
+	}
+	// River's migrations cannot share one transaction (one adds an enum
+	// value another uses), so a session lock on a held connection
+	// serializes replicas instead.
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("queue: migrate: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", int64(migrateLockKey)); err != nil {
+		return fmt.Errorf("queue: migrate lock: %w", err)
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrateLockKey))
+	}()
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("queue: migrate: %w", err)
+	}
+	return nil
+}
+
+func (o Options) withDefaults(poll time.Duration) Options {
+	if o.ControlWorkers <= 0 {
+		o.ControlWorkers = 8
+	}
+	if o.JobTimeout <= 0 {
+		o.JobTimeout = 5 * time.Minute
+	}
+	if o.RescueAfter <= o.JobTimeout {
+		o.RescueAfter = o.JobTimeout + time.Minute
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = poll
+	}
+	if o.Retention <= 0 {
+		o.Retention = time.Hour
+	}
+	return o
+}
+
+func (o Options) config(workers *river.Workers, log *slog.Logger) *river.Config {
+	cfg := &river.Config{
+		JobTimeout:                  o.JobTimeout,
+		RescueStuckJobsAfter:        o.RescueAfter,
+		FetchPollInterval:           o.PollInterval,
+		FetchCooldown:               min(o.PollInterval, 50*time.Millisecond),
+		CompletedJobRetentionPeriod: o.Retention,
+		CancelledJobRetentionPeriod: o.Retention,
+		DiscardedJobRetentionPeriod: 24 * time.Hour,
+		Logger:                      riverLogger(log),
+		MaxAttempts:                 5,
+	}
+	if o.Workers > 0 {
+		cfg.Workers = workers
+		cfg.PeriodicJobs = o.PeriodicJobs
+		cfg.Queues = map[string]river.QueueConfig{
+			Pages:   {MaxWorkers: o.Workers},
+			Control: {MaxWorkers: o.ControlWorkers},
+		}
+	}
+	return cfg
+}
+
+// riverLogger passes River's own logs on at warn level and above: its info
+// lines (every producer start, every leadership change) are noise here.
+func riverLogger(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("component", "river")
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler { return minLevel{h.Handler.WithAttrs(a), h.min} }
+func (h minLevel) WithGroup(n string) slog.Handler      { return minLevel{h.Handler.WithGroup(n), h.min} }
+
+// Start starts the workers, if any; a queue without workers starts nothing.
+func (q *Queue) Start(ctx context.Context) error {
+	if !q.working {
+		return nil
+	}
+	if err := q.c.Start(ctx); err != nil {
+		return fmt.Errorf("queue: start: %w", err)
+	}
+	return nil
+}
+
+// Stop lets running jobs finish until ctx ends, then cancels the rest: a
+// cancelled job is retried later (by this process after a restart, or by
+// another worker), so shutting down hands unfinished work back.
+func (q *Queue) Stop(ctx context.Context) error {
+	if !q.working {
+		return nil
+	}
+	err := q.c.Stop(ctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		q.log.Warn("queue: jobs still running at shutdown; cancelling them for retry")
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		err = q.c.StopAndCancel(stopCtx)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("queue: stop: %w", err)
+	}
+	return nil
+}
+
+// Insert enqueues one job.
+func (q *Queue) Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error {
+	_, err := q.c.Insert(ctx, args, opts)
+	if err != nil {
+		return fmt.Errorf("queue: insert %s: %w", args.Kind(), err)
+	}
+	return nil
+}
+
+// InsertMany enqueues jobs in one round trip where the database allows.
+func (q *Queue) InsertMany(ctx context.Context, params []river.InsertManyParams) error {
+	if len(params) == 0 {
+		return nil
+	}
+	if _, err := q.c.InsertMany(ctx, params); err != nil {
+		return fmt.Errorf("queue: insert %d jobs: %w", len(params), err)
+	}
+	return nil
+}
+
+// Depth counts jobs waiting to run, for metrics.
+func (q *Queue) Depth(ctx context.Context) (int, error) { return q.depth(ctx) }
+
+// Ping checks the queue's table is reachable.
+func (q *Queue) Ping(ctx context.Context) error {
+	_, err := q.depth(ctx)
+	return err
+}
