@@ -43,6 +43,7 @@ type Config struct {
 	MediaS3Region   string        // MEDIA_S3_REGION: bucket region; empty = asked of the service
 	MediaS3UseSSL   bool          // MEDIA_S3_USE_SSL: https to the endpoint, default true
 	PprofAddr       string        // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
+	Metrics         string        // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
 }
 
 // Addr is the listen address.
@@ -62,6 +63,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		AuthMode:        "on",
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
 		PprofAddr:       getenv("PPROF_ADDR"),
+		Metrics:         "on",
 		Browser:         "auto",
 		ChromePath:      getenv("CHROME_PATH"),
 		BrowserWSURL:    getenv("BROWSER_WS_URL"),
@@ -164,6 +166,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if v := getenv("LOG_FORMAT"); v != "" {
 		c.LogFormat = strings.ToLower(v)
 	}
+	if v := getenv("METRICS"); v != "" {
+		c.Metrics = strings.ToLower(v)
+	}
 	if v := getenv("MEDIA_S3_PREFIX"); v != "" {
 		c.MediaS3Prefix = v
 	}
@@ -202,6 +207,9 @@ func (c Config) validate() []error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT: %q must be json or text", c.LogFormat))
+	}
+	if c.Metrics != "on" && c.Metrics != "off" {
+		errs = append(errs, fmt.Errorf("METRICS: %q must be on or off", c.Metrics))
 	}
 	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
 		errs = append(errs, errors.New("REDIS_URL: must be a redis:// or rediss:// URL"))

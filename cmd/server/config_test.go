@@ -30,7 +30,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64,
 		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
 		MediaS3Prefix: "media/", MediaS3UseSSL: true,
-		ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo, LogFormat: "json"}
+		ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -51,7 +51,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media",
 		"MEDIA_S3_ENDPOINT": "minio:9000", "MEDIA_S3_BUCKET": "shots", "MEDIA_S3_PREFIX": "firegate/",
 		"MEDIA_S3_ACCESS_KEY": "AKID", "MEDIA_S3_SECRET_KEY": "s3cret", "MEDIA_S3_REGION": "eu-west-1",
-		"MEDIA_S3_USE_SSL": "false",
+		"MEDIA_S3_USE_SSL": "false", "METRICS": "OFF",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		Browser: "off", ChromePath: "/usr/bin/chromium", BrowserWSURL: "ws://chrome:9222", BrowserMaxTabs: 8,
 		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
 		MediaS3Endpoint: "minio:9000", MediaS3Bucket: "shots", MediaS3Prefix: "firegate/",
-		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false}
+		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -80,12 +80,12 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"LOG_LEVEL": "loud", "LOG_FORMAT": "xml", "AUTH_MODE": "sometimes", "DATABASE_URL": "mysql://x",
 		"REDIS_URL": "http://x", "CACHE_MAX_BYTES": "-1", "CACHE_TTL": "0s",
 		"TEAM_CONCURRENCY_LIMIT": "-2", "TEAM_RATE_MULTIPLIER": "x",
-		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "PUBLIC_URL": "ftp://x",
+		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "PUBLIC_URL": "ftp://x", "METRICS": "maybe",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL"} {
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}

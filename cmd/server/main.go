@@ -220,7 +220,9 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		return fmt.Errorf("media store: %w", err)
 	}
 	go mediaStore.RunJanitor(ctx, time.Hour)
+	obs := newObservers(cfg, log)
 	var renderer scrape.Renderer
+	var browserPool *browser.Pool // the pool when there is a browser, for readiness
 	if cfg.Browser == "auto" {
 		pool := browser.New(browser.Options{ChromePath: cfg.ChromePath, RemoteURL: cfg.BrowserWSURL, MaxTabs: cfg.BrowserMaxTabs,
 			AllowPrivate: cfg.AllowPrivate, UserDataDir: filepath.Join(cfg.DataDir, "chrome")}, log)
@@ -228,31 +230,37 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		if err := pool.Available(); err != nil {
 			log.WarnContext(ctx, "browser unavailable: pages are fetched over plain HTTP only; actions and screenshots answer 400", "err", err)
 		} else {
-			renderer = pool
+			renderer, browserPool = pool, pool
+			obs.m.SetBrowserTabs(browserTabs(pool))
 			log.InfoContext(ctx, "browser available (started on first use)")
 		}
 	}
 	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
 	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{}, log)
 	ledger := billing.NewLedger(st, log)
+	if obs.m != nil {
+		ledger.ObserveCharges(obs.m.ObserveCharge)
+	}
 	ledgerDone := make(chan struct{})
 	ledgerCtx, stopLedger := context.WithCancel(context.WithoutCancel(ctx))
 	go func() { ledger.Run(ledgerCtx, time.Second); close(ledgerDone) }()
 	defer func() { stopLedger(); <-ledgerDone }() // flushes usage before the store closes
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
-		Profiles: profileStore{st}, Locker: locker})
+		Profiles: profileStore{st}, Locker: locker, Metrics: obs.scrape})
 	api := httpapi.New(httpapi.Deps{
-		Scraper:  engine,
-		Parser:   engine,
-		Mapper:   mapper,
-		Media:    mediaStore,
-		Auth:     auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
-		Ledger:   ledger,
-		Limiter:  limiter,
-		Results:  docCache,
-		Defaults: httpapi.LimitDefaults{Concurrency: cfg.TeamConcurrency, RateMultiplier: cfg.TeamRateMult},
-		Log:      log,
+		Scraper:     engine,
+		Parser:      engine,
+		Mapper:      mapper,
+		Media:       mediaStore,
+		Auth:        auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
+		Ledger:      ledger,
+		Limiter:     limiter,
+		Results:     docCache,
+		Defaults:    httpapi.LimitDefaults{Concurrency: cfg.TeamConcurrency, RateMultiplier: cfg.TeamRateMult},
+		Metrics:     obs.api,
+		ReadyChecks: readyChecks(st, docCache, browserPool),
+		Log:         log,
 	})
 
 	if cfg.PprofAddr != "" {

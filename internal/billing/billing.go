@@ -31,15 +31,30 @@ type Store interface {
 
 // Ledger checks and charges team credits. It is safe for concurrent use.
 type Ledger struct {
-	st  Store
-	log *slog.Logger
-	now func() time.Time
-	b   batch
+	st       Store
+	log      *slog.Logger
+	now      func() time.Time
+	b        batch
+	onCharge func(kind string, credits int64) // nil: none
 }
 
 // NewLedger returns a ledger over st.
 func NewLedger(st Store, log *slog.Logger) *Ledger {
 	return &Ledger{st: st, log: log, now: time.Now}
+}
+
+// ObserveCharges makes the ledger call f with the kind and the credits
+// actually taken of every successful charge (not of duplicates), for a
+// metrics counter. Call it before the ledger is used; nil removes it.
+func (l *Ledger) ObserveCharges(f func(kind string, credits int64)) {
+	l.onCharge = f
+}
+
+// charged reports a successful charge to the observer.
+func (l *Ledger) charged(kind string, credits int64) {
+	if l.onCharge != nil && credits > 0 {
+		l.onCharge(kind, credits)
+	}
 }
 
 // Check returns nil when the team may start work needing minimum credits:
@@ -73,6 +88,7 @@ func (l *Ledger) Check(ctx context.Context, teamID string, minimum int64) error 
 // once with the unlimited balance.
 func (l *Ledger) Charge(ctx context.Context, c store.Charge) (store.ChargeResult, error) {
 	if l.deferCharge(c) {
+		l.charged(c.Kind, c.Credits)
 		return store.ChargeResult{Usage: store.Usage{TeamID: c.TeamID, APIKeyID: c.APIKeyID, Credits: c.Credits, Kind: c.Kind},
 			Balance: store.Balance{Unlimited: true}}, nil
 	}
@@ -86,6 +102,9 @@ func (l *Ledger) Charge(ctx context.Context, c store.Charge) (store.ChargeResult
 	}
 	if res.Usage.Credits < c.Credits && !res.Balance.Unlimited && !res.Duplicate {
 		l.log.WarnContext(ctx, "credit charge clamped", "team_id", c.TeamID, "credits", c.Credits, "charged", res.Usage.Credits)
+	}
+	if !res.Duplicate {
+		l.charged(c.Kind, res.Usage.Credits)
 	}
 	return res, nil
 }

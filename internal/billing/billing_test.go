@@ -273,3 +273,44 @@ func TestBatchedUsageOfUnlimitedTeams(t *testing.T) {
 		t.Errorf("usage after flush: %+v %v", h, err)
 	}
 }
+
+// TestObserveCharges checks the observer sees what was taken: clamped
+// amounts, deferred charges of unlimited teams, no failures, no duplicates.
+func TestObserveCharges(t *testing.T) {
+	t.Parallel()
+	st := teststore.SQLite(t)
+	ctx := t.Context()
+	l := NewLedger(st, testenv.Logger(t))
+	var mu sync.Mutex
+	got := map[string]int64{}
+	l.ObserveCharges(func(kind string, credits int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		got[kind] += credits
+	})
+	lim := newTeam(t, st, 3)
+	unl := newTeam(t, st, -1)
+	charges := []store.Charge{
+		{TeamID: lim, Credits: 1, Kind: "scrape"},
+		{TeamID: lim, Credits: 1, Kind: "map", IdempotencyKey: "k"},
+		{TeamID: lim, Credits: 1, Kind: "map", IdempotencyKey: "k"}, // duplicate
+		{TeamID: lim, Credits: 5, Kind: "scrape"},                   // insufficient
+		{TeamID: lim, Credits: 5, Kind: "scrape", Clamp: true},      // takes the 1 left
+		{TeamID: unl, Credits: 4, Kind: "crawl"},
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { l.Run(rctx, time.Hour); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := l.Check(ctx, unl, 1); err != nil { // known unlimited: deferred
+		t.Fatal(err)
+	}
+	for _, c := range charges {
+		l.Charge(ctx, c)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(map[string]int64{"scrape": 2, "map": 1, "crawl": 4}, got); diff != "" {
+		t.Errorf("observed (-want +got)\n%s", diff)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -90,6 +91,9 @@ type Pool struct {
 	mu     sync.Mutex
 	inst   *instance
 	closed bool
+	// current mirrors inst for Stats and Ping, which must not wait for mu
+	// while Chrome starts.
+	current atomic.Pointer[instance]
 }
 
 // instance is one running (or attached) Chrome.
@@ -164,6 +168,46 @@ func (p *Pool) Available() error {
 // MaxTabs returns the number of tabs the pool opens at once.
 func (p *Pool) MaxTabs() int { return cap(p.slots) }
 
+// Stats is a snapshot of a Pool, for metrics and readiness.
+type Stats struct {
+	// InUse is the renders holding a tab now (waiting ones excluded).
+	InUse int
+	// MaxTabs bounds InUse.
+	MaxTabs int
+	// Started reports that Chrome runs (or a remote one is attached);
+	// Chrome starts on the first render and restarts on the next one after
+	// dying.
+	Started bool
+}
+
+// Stats returns the pool's current numbers without waiting on a start.
+func (p *Pool) Stats() Stats {
+	inst := p.current.Load()
+	return Stats{InUse: len(p.slots), MaxTabs: cap(p.slots), Started: inst != nil && inst.ctx.Err() == nil}
+}
+
+// ErrNotStarted is returned by Ping when no Chrome runs yet (or the last
+// one died); the next render starts one.
+var ErrNotStarted = errors.New("browser: chrome not started")
+
+// Ping checks that the running Chrome answers a version request within
+// ctx. It never starts Chrome: without a running one it returns an error
+// wrapping ErrNotStarted.
+func (p *Pool) Ping(ctx context.Context) error {
+	inst := p.current.Load()
+	if inst == nil || inst.ctx.Err() != nil {
+		return ErrNotStarted
+	}
+	c := chromedp.FromContext(inst.ctx)
+	if c == nil || c.Browser == nil {
+		return ErrNotStarted
+	}
+	if _, err := cdp.Call(ctx, c.Browser, cdpbrowser.GetVersion, cdp.Empty{}); err != nil {
+		return fmt.Errorf("browser: ping: %w", err)
+	}
+	return nil
+}
+
 // Close stops Chrome (or disconnects from a remote one) and waits for its
 // processes to exit. Renders after Close fail with ErrUnavailable.
 func (p *Pool) Close() error {
@@ -176,6 +220,7 @@ func (p *Pool) Close() error {
 	}
 	err := p.stop(p.inst)
 	p.inst = nil
+	p.current.Store(nil)
 	return err
 }
 
@@ -232,12 +277,14 @@ func (p *Pool) instance(ctx context.Context) (*instance, error) {
 			p.log.WarnContext(ctx, "stop dead chrome", "err", err)
 		}
 		p.inst = nil
+		p.current.Store(nil)
 	}
 	inst, err := p.start(ctx)
 	if err != nil {
 		return nil, err
 	}
 	p.inst = inst
+	p.current.Store(inst)
 	return inst, nil
 }
 

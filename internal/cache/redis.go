@@ -52,6 +52,14 @@ func RedisOptions(url string) (*redis.Options, error) {
 	return opts, nil
 }
 
+// Ping checks that the Redis server answers, for readiness probes.
+func (r *Redis) Ping(ctx context.Context) error {
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("cache: ping redis: %w", err)
+	}
+	return nil
+}
+
 // Get returns the entry of key, or ErrMiss when absent. An entry this binary
 // cannot decode is logged and reported as a miss.
 func (r *Redis) Get(ctx context.Context, key string) (Entry, error) {

@@ -93,3 +93,26 @@ func TestRedisZeroCreatedAt(t *testing.T) {
 		t.Errorf("CreatedAt = %v, want zero", got.CreatedAt)
 	}
 }
+
+func TestRedisPing(t *testing.T) {
+	t.Parallel()
+	client, prefix := newRedisClient(t)
+	r := NewRedis(client, prefix, testenv.Logger(t))
+	if err := r.Ping(t.Context()); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+	if err := NewResilient(r, testenv.Logger(t), ResilientOptions{}).Ping(t.Context()); err != nil {
+		t.Errorf("Resilient Ping: %v", err)
+	}
+	if err := NewResilient(NewMemory(1<<10), testenv.Logger(t), ResilientOptions{}).Ping(t.Context()); err != nil {
+		t.Errorf("Ping of a backend without Ping: %v", err)
+	}
+
+	// A server that is gone fails the ping, breaker or not.
+	opts, _ := RedisOptions("redis://" + deadAddr(t))
+	dead := redis.NewClient(opts)
+	defer dead.Close()
+	if err := NewResilient(NewRedis(dead, prefix, testenv.Logger(t)), testenv.Logger(t), ResilientOptions{}).Ping(t.Context()); err == nil {
+		t.Error("Ping of a dead server succeeded")
+	}
+}

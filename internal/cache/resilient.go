@@ -63,6 +63,16 @@ func (r *Resilient) Healthy() bool {
 	return !r.down
 }
 
+// Ping checks the backend directly, past the breaker, when it has a Ping
+// method (Redis does); otherwise it returns nil.
+func (r *Resilient) Ping(ctx context.Context) error {
+	p, ok := r.next.(interface{ Ping(context.Context) error })
+	if !ok {
+		return nil
+	}
+	return p.Ping(ctx)
+}
+
 // Get returns the backend's answer, or ErrMiss when the backend fails or is
 // being skipped. A canceled ctx is returned as is.
 func (r *Resilient) Get(ctx context.Context, key string) (Entry, error) {

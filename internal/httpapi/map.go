@@ -206,6 +206,7 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	team := teamFrom(ctx)
+	noteTargetURL(ctx, req.Options.URL)
 	if err := s.rateLimited(ctx, team, limits.ClassMap); err != nil {
 		return err
 	}

@@ -34,13 +34,38 @@ func (s *Server) requestID(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequestID, id)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequestID, &requestInfo{id: id})))
 	})
 }
 
+// requestInfo is what the access log reports beyond the request line: the
+// id, and what the auth middleware and handlers learn on the way.
+type requestInfo struct {
+	id     string
+	teamID string
+	url    string // the target URL, never under zero data retention
+}
+
 func requestIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(ctxRequestID).(string)
-	return id
+	if ri, ok := ctx.Value(ctxRequestID).(*requestInfo); ok {
+		return ri.id
+	}
+	return ""
+}
+
+// noteTeam records the authenticated team for the access log.
+func noteTeam(ctx context.Context, teamID string) {
+	if ri, ok := ctx.Value(ctxRequestID).(*requestInfo); ok {
+		ri.teamID = teamID
+	}
+}
+
+// noteTargetURL records the URL a scrape, map or crawl request works on for
+// the access log. Callers skip it when zero data retention was requested.
+func noteTargetURL(ctx context.Context, u string) {
+	if ri, ok := ctx.Value(ctxRequestID).(*requestInfo); ok {
+		ri.url = u
+	}
 }
 
 // statusRecorder remembers the status written, for the access log.
@@ -66,24 +91,42 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// accessLog logs one line per request. It never logs keys or bodies.
+// accessLog logs one line per request (probes excepted) with its team and
+// target URL when known, and records it in the metrics. It never logs keys
+// or bodies.
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
-		if r.URL.Path == "/health" {
+		d := time.Since(start)
+		if s.metrics != nil {
+			s.observe(r, rec.status, d)
+		}
+		switch r.URL.Path {
+		case "/health", "/ready", "/metrics":
 			return
 		}
 		ctx := r.Context()
-		s.log.InfoContext(ctx, "http request",
-			"request_id", requestIDFrom(ctx),
+		ri, _ := ctx.Value(ctxRequestID).(*requestInfo)
+		if ri == nil {
+			ri = &requestInfo{}
+		}
+		attrs := []any{
+			"request_id", ri.id,
 			"method", r.Method,
 			"path", r.URL.Path,
 			"status", rec.status,
 			"bytes", rec.bytes,
-			"duration_ms", float64(time.Since(start).Microseconds())/1000,
-		)
+			"duration_ms", float64(d.Microseconds()) / 1000,
+		}
+		if ri.teamID != "" {
+			attrs = append(attrs, "team_id", ri.teamID)
+		}
+		if ri.url != "" {
+			attrs = append(attrs, "url", ri.url)
+		}
+		s.log.InfoContext(ctx, "http request", attrs...)
 	})
 }
 
@@ -130,6 +173,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		noteTeam(r.Context(), team.ID)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxTeam, team)))
 	})
 }

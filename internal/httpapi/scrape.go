@@ -33,6 +33,9 @@ func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
 	if opts.ZeroDataRetention && !team.Unlimited && !team.Limits.ZeroDataRetention {
 		return errZDRNotEnabled
 	}
+	if !opts.ZeroDataRetention {
+		noteTargetURL(ctx, opts.URL)
+	}
 	if err := s.rateLimited(ctx, team, limits.ClassScrape); err != nil {
 		return err
 	}

@@ -60,7 +60,12 @@ type Deps struct {
 	Parser FileParser
 	// Mapper lists site URLs for POST /v2/map; nil answers 501.
 	Mapper Mapper
-	Log    *slog.Logger
+	// Metrics records requests and serves GET /metrics; nil: no metrics
+	// and no /metrics route.
+	Metrics Metrics
+	// ReadyChecks are run by GET /ready; none: ready while serving.
+	ReadyChecks []ReadyCheck
+	Log         *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -85,13 +90,16 @@ type Server struct {
 	media    MediaFiles
 	parser   FileParser
 	mapper   Mapper
+	metrics  Metrics
+	checks   []ReadyCheck
 	lastOK   sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
 func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
-		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper}
+		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper,
+		metrics: d.Metrics, checks: d.ReadyChecks}
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.accessLog, s.recoverPanics)
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
@@ -101,6 +109,10 @@ func New(d Deps) *Server {
 		return &Error{Status: http.StatusMethodNotAllowed, Code: "METHOD_NOT_ALLOWED", Message: "Method Not Allowed"}
 	}))
 	r.Get("/health", s.handleHealth)
+	r.Get("/ready", s.handleReady)
+	if d.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", d.Metrics.Handler())
+	}
 	r.Get("/media/{id}", s.handle(s.handleMedia))
 	r.Route("/v2", func(r chi.Router) {
 		r.Use(s.limitBody, s.authenticate)

@@ -39,9 +39,29 @@ type Engine struct {
 	locker   ProfileLocker
 	cache    cache.Cache // nil: no cache
 	cacheTTL time.Duration
+	observe  Observer // nil: no metrics
 	log      *slog.Logger
 	now      func() time.Time
 }
+
+// Observer receives the engine's measurements; *metrics.Metrics implements
+// it.
+type Observer interface {
+	// ObserveScrape records one scrape: the engine that produced the answer
+	// (EngineCache, EngineFetch, EngineBrowser, EnginePDF), its outcome (see
+	// Outcome) and how long it took.
+	ObserveScrape(engine, outcome string, d time.Duration)
+	// ObserveCache records one read of the document cache.
+	ObserveCache(hit bool)
+}
+
+// Engine names reported to the Observer.
+const (
+	EngineCache   = "cache"
+	EngineFetch   = "fetch"
+	EngineBrowser = "browser"
+	EnginePDF     = "pdf"
+)
 
 // Config holds the engine's collaborators and settings.
 type Config struct {
@@ -63,7 +83,10 @@ type Config struct {
 	// session per profile; both are needed for the profile option.
 	Profiles ProfileStore
 	Locker   ProfileLocker
-	Log      *slog.Logger
+	// Metrics, when set, receives each scrape's engine, outcome and time
+	// and each cache read; nil records nothing.
+	Metrics Observer
+	Log     *slog.Logger
 }
 
 // New returns an engine.
@@ -75,7 +98,7 @@ func New(c Config) *Engine {
 		c.Profiles = nil
 	}
 	return &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL, profiles: c.Profiles, locker: c.Locker,
-		cache: c.Cache, cacheTTL: c.CacheTTL, log: c.Log, now: time.Now}
+		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, log: c.Log, now: time.Now}
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
@@ -84,6 +107,19 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	if err := checkSupported(&opts, e.browserOK(), e.profiles != nil); err != nil {
 		return nil, err
 	}
+	if e.observe == nil {
+		doc, _, err := e.scrape(ctx, opts)
+		return doc, err
+	}
+	start := time.Now()
+	doc, engine, err := e.scrape(ctx, opts)
+	e.observe.ObserveScrape(engine, Outcome(err), time.Since(start))
+	return doc, err
+}
+
+// scrape is Scrape after the feature check; it also returns the engine
+// that answered (or failed).
+func (e *Engine) scrape(ctx context.Context, opts Options) (*Document, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
@@ -96,23 +132,27 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	}
 	if readCache {
 		doc, err := e.fromCache(ctx, key, &opts)
+		if e.observe != nil {
+			e.observe.ObserveCache(err == nil)
+		}
 		if err == nil {
-			return doc, nil
+			return doc, EngineCache, nil
 		}
 		if !errors.Is(err, cache.ErrMiss) {
-			return nil, err
+			return nil, EngineCache, err
 		}
 	}
 	if cacheOnly {
 		if opts.Lockdown {
-			return nil, ErrLockdownCacheMiss
+			return nil, EngineCache, ErrLockdownCacheMiss
 		}
-		return nil, ErrNoCachedData
+		return nil, EngineCache, ErrNoCachedData
 	}
 
-	doc, err := e.fresh(ctx, &opts)
+	engine := EngineFetch
+	doc, err := e.fresh(ctx, &opts, &engine)
 	if err != nil {
-		return nil, err
+		return nil, engine, err
 	}
 	if readCache {
 		doc.Metadata.CacheState = "miss"
@@ -120,15 +160,47 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	if writeCache && doc.Metadata.StatusCode < 500 {
 		e.store(ctx, key, doc)
 	}
-	return doc, nil
+	return doc, engine, nil
+}
+
+// Outcome names the result of a scrape for metrics: "success", or the kind
+// of failure ("timeout", "dns", "tls", "site", "blocked", "unsupported",
+// "action", "cache_miss", "canceled", "error").
+func Outcome(err error) string {
+	switch {
+	case err == nil:
+		return "success"
+	case errors.Is(err, ErrTimeout), errors.Is(err, ErrPDFInsufficientTime), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, ErrDNSResolution):
+		return "dns"
+	case errors.Is(err, ErrSSL):
+		return "tls"
+	case errors.Is(err, ErrBlockedTarget):
+		return "blocked"
+	case errors.Is(err, ErrSite):
+		return "site"
+	case errors.Is(err, ErrUnsupportedFile):
+		return "unsupported"
+	case errors.Is(err, ErrAction):
+		return "action"
+	case errors.Is(err, ErrNoCachedData), errors.Is(err, ErrLockdownCacheMiss):
+		return "cache_miss"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	default:
+		return "error"
+	}
 }
 
 // fresh fetches and renders the page: in the browser when the request
 // needs one (or prefers one and there is one), else over plain HTTP, moving
 // to the browser when the fetched page turns out to be client-rendered.
-func (e *Engine) fresh(ctx context.Context, opts *Options) (*Document, error) {
+// It sets *engine to the engine that answered (fetch, browser or pdf).
+func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Document, error) {
 	start := time.Now()
 	if needsBrowser(opts) || (prefersBrowser(opts) && e.browserOK()) {
+		*engine = EngineBrowser
 		return e.freshInBrowser(ctx, opts, start)
 	}
 	resp, err := e.fetcher.Do(ctx, fetch.Request{
@@ -141,6 +213,9 @@ func (e *Engine) fresh(ctx context.Context, opts *Options) (*Document, error) {
 	if err != nil {
 		return nil, classifyFetchError(ctx, opts.URL, err)
 	}
+	if e.observe != nil && classifyContent(resp) == contentPDF {
+		*engine = EnginePDF
+	}
 	if opts.WaitFor > 0 {
 		if err := sleep(ctx, opts.WaitFor); err != nil {
 			return nil, &Failure{Kind: ErrTimeout, Msg: fmt.Sprintf("waitFor of %v did not fit in the timeout.", opts.WaitFor), Cause: err}
@@ -149,6 +224,7 @@ func (e *Engine) fresh(ctx context.Context, opts *Options) (*Document, error) {
 	doc, err := e.render(ctx, opts, resp, true)
 	if errors.Is(err, errClientRendered) {
 		if e.browserOK() {
+			*engine = EngineBrowser
 			return e.freshInBrowser(ctx, opts, start)
 		}
 		doc, err = e.render(ctx, opts, resp, false)
