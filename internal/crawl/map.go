@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
 
@@ -115,7 +114,8 @@ type MapOptions struct {
 	// are kept.
 	NoPathFilter bool
 	// KeepSimilarURLs dedupes exact URLs only; by default www/non-www,
-	// http/https and trailing-slash variants count as one URL.
+	// http/https, trailing-slash and trailing index.html/.htm/.php variants
+	// count as one URL, and query parameters in another order too.
 	KeepSimilarURLs bool
 	// SkipPageLinks lists no links of the start page (maxDiscoveryDepth 0):
 	// only the start URL and sitemap URLs.
@@ -367,8 +367,7 @@ func (r *run) get(ctx context.Context, u string) (*fetch.Response, error) {
 // filter decides which URLs belong in the result, and normalises them.
 type filter struct {
 	o        MapOptions
-	include  []*regexp.Regexp
-	exclude  []*regexp.Regexp
+	pat      patterns
 	base     *url.URL
 	baseHost string // lower case, without "www."
 	baseReg  string // registrable domain, "" for IPs and single labels
@@ -376,22 +375,11 @@ type filter struct {
 }
 
 func newFilter(o MapOptions) (*filter, error) {
-	f := &filter{o: o}
-	for _, p := range o.IncludePaths {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("%w: includePaths: %w", ErrInvalidOptions, err)
-		}
-		f.include = append(f.include, re)
+	pat, err := compilePatterns(o.IncludePaths, o.ExcludePaths, o.RegexOnFullURL)
+	if err != nil {
+		return nil, err // a *PatternError, matching ErrInvalidOptions
 	}
-	for _, p := range o.ExcludePaths {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("%w: excludePaths: %w", ErrInvalidOptions, err)
-		}
-		f.exclude = append(f.exclude, re)
-	}
-	return f, nil
+	return &filter{o: o, pat: pat}, nil
 }
 
 // setBase anchors the host and path rules on the start page's final URL.
@@ -428,26 +416,8 @@ func (f *filter) accept(raw string) (*url.URL, bool) {
 	if f.prefix != "" && !strings.HasPrefix(u.Path, f.prefix) {
 		return nil, false
 	}
-	target := u.Path
-	if f.o.RegexOnFullURL {
-		target = u.String()
-	}
-	for _, re := range f.exclude {
-		if re.MatchString(target) {
-			return nil, false
-		}
-	}
-	if len(f.include) > 0 {
-		ok := false
-		for _, re := range f.include {
-			if re.MatchString(target) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return nil, false
-		}
+	if ok, _ := f.pat.check(u); !ok {
+		return nil, false
 	}
 	return u, true
 }
@@ -480,7 +450,7 @@ func (c *collector) add(raw, title, description string) bool {
 	s := u.String()
 	key := s
 	if c.similar {
-		key = similarKey(u)
+		key = dedupeKey(u, true, false)
 	}
 	if i, dup := c.seen[key]; dup {
 		// Keep the first spelling, but take a title it lacked.
@@ -495,20 +465,6 @@ func (c *collector) add(raw, title, description string) bool {
 	c.seen[key] = len(c.links)
 	c.links = append(c.links, Link{URL: s, Title: title, Description: description})
 	return !c.full()
-}
-
-// similarKey is the dedupe key treating www/non-www, http/https and a
-// trailing slash as the same URL.
-func similarKey(u *url.URL) string {
-	host := stripWWW(u.Hostname())
-	if p := u.Port(); p != "" && p != "80" && p != "443" {
-		host += ":" + p
-	}
-	path := strings.TrimRight(u.EscapedPath(), "/")
-	if u.RawQuery != "" {
-		return host + path + "?" + u.RawQuery
-	}
-	return host + path
 }
 
 // stripWWW removes a leading "www." label.

@@ -62,23 +62,7 @@ func (r *run) robotsSitemaps(ctx context.Context, root *url.URL) []string {
 	if err != nil || resp.StatusCode >= 400 {
 		return nil
 	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(resp.Body))
-	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), "sitemap") {
-			continue
-		}
-		if i := strings.IndexByte(v, '#'); i >= 0 {
-			v = v[:i]
-		}
-		if u, ok := resolve(robots, v); ok {
-			out = append(out, u)
-		}
-	}
-	return out
+	return robotsSitemapURLs(resp.Body, robots)
 }
 
 // fetchSitemaps fetches and parses urls, several at a time (one at a time
