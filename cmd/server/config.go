@@ -42,6 +42,11 @@ type Config struct {
 	MediaS3Secret   string        // MEDIA_S3_SECRET_KEY: secret access key
 	MediaS3Region   string        // MEDIA_S3_REGION: bucket region; empty = asked of the service
 	MediaS3UseSSL   bool          // MEDIA_S3_USE_SSL: https to the endpoint, default true
+	QueueWorkers    int           // QUEUE_WORKERS: crawl and batch pages scraped at once by this process, default 32; 0 = this process runs no jobs
+	JobTTL          time.Duration // JOB_TTL: how long crawl and batch results are kept, default 24h
+	JobTimeout      time.Duration // JOB_TIMEOUT: longest run of one queued job, default 5m
+	JobRescueAfter  time.Duration // JOB_RESCUE_AFTER: a job running this long is presumed dead and retried elsewhere, default JOB_TIMEOUT + 1m
+	WebhookSecret   string        // WEBHOOK_SECRET: HMAC-SHA256 secret of the X-Firecrawl-Signature header; empty = unsigned
 	PprofAddr       string        // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 	Metrics         string        // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
 }
@@ -82,6 +87,10 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		TeamConcurrency: 64,
 		FetchMaxBytes:   10 << 20,
 		ShutdownTimeout: 30 * time.Second,
+		QueueWorkers:    32,
+		JobTTL:          24 * time.Hour,
+		JobTimeout:      5 * time.Minute,
+		WebhookSecret:   getenv("WEBHOOK_SECRET"),
 		LogLevel:        slog.LevelInfo,
 		LogFormat:       "json",
 	}
@@ -147,6 +156,30 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("TEAM_RATE_MULTIPLIER: %q must be a non-negative integer (0 = unlimited)", v))
 		}
 		c.TeamRateMult = n
+	}
+	if v := getenv("QUEUE_WORKERS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 10000 {
+			errs = append(errs, fmt.Errorf("QUEUE_WORKERS: %q must be an integer from 0 to 10000", v))
+		}
+		c.QueueWorkers = n
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"JOB_TTL", &c.JobTTL}, {"JOB_TIMEOUT", &c.JobTimeout}, {"JOB_RESCUE_AFTER", &c.JobRescueAfter}} {
+		if v := getenv(d.name); v != "" {
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration like 5m", d.name, v))
+			}
+			*d.dst = t
+		}
+	}
+	if c.JobRescueAfter == 0 {
+		c.JobRescueAfter = c.JobTimeout + time.Minute
+	} else if c.JobRescueAfter <= c.JobTimeout {
+		errs = append(errs, errors.New("JOB_RESCUE_AFTER: must be longer than JOB_TIMEOUT"))
 	}
 	if v := getenv("BROWSER"); v != "" {
 		c.Browser = strings.ToLower(v)

@@ -30,7 +30,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64,
 		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
 		MediaS3Prefix: "media/", MediaS3UseSSL: true,
-		ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on"}
+		ShutdownTimeout: 30 * time.Second, LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on",
+		QueueWorkers: 32, JobTTL: 24 * time.Hour, JobTimeout: 5 * time.Minute, JobRescueAfter: 6 * time.Minute}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -52,6 +53,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"MEDIA_S3_ENDPOINT": "minio:9000", "MEDIA_S3_BUCKET": "shots", "MEDIA_S3_PREFIX": "firegate/",
 		"MEDIA_S3_ACCESS_KEY": "AKID", "MEDIA_S3_SECRET_KEY": "s3cret", "MEDIA_S3_REGION": "eu-west-1",
 		"MEDIA_S3_USE_SSL": "false", "METRICS": "OFF",
+		"QUEUE_WORKERS": "0", "JOB_TTL": "1h", "JOB_TIMEOUT": "2m", "JOB_RESCUE_AFTER": "3m", "WEBHOOK_SECRET": "whsec",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +66,8 @@ func TestLoadConfigOverrides(t *testing.T) {
 		Browser: "off", ChromePath: "/usr/bin/chromium", BrowserWSURL: "ws://chrome:9222", BrowserMaxTabs: 8,
 		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
 		MediaS3Endpoint: "minio:9000", MediaS3Bucket: "shots", MediaS3Prefix: "firegate/",
-		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off"}
+		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off",
+		QueueWorkers: 0, JobTTL: time.Hour, JobTimeout: 2 * time.Minute, JobRescueAfter: 3 * time.Minute, WebhookSecret: "whsec"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -81,14 +84,23 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"REDIS_URL": "http://x", "CACHE_MAX_BYTES": "-1", "CACHE_TTL": "0s",
 		"TEAM_CONCURRENCY_LIMIT": "-2", "TEAM_RATE_MULTIPLIER": "x",
 		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "PUBLIC_URL": "ftp://x", "METRICS": "maybe",
+		"QUEUE_WORKERS": "-1", "JOB_TTL": "1d", "JOB_TIMEOUT": "0s",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS"} {
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
+	}
+}
+
+func TestLoadConfigRescueMustExceedTimeout(t *testing.T) {
+	t.Parallel()
+	_, err := loadConfig(env(map[string]string{"JOB_TIMEOUT": "2m", "JOB_RESCUE_AFTER": "1m"}))
+	if err == nil || !strings.Contains(err.Error(), "JOB_RESCUE_AFTER:") {
+		t.Fatalf("err = %v, want JOB_RESCUE_AFTER named", err)
 	}
 }
 

@@ -1,6 +1,8 @@
 // Command server runs the v2 scraping API server, and manages API keys.
 //
 //	server                          run the server (config from env, see README)
+//	server worker                   run queue workers only (crawl and batch pages, webhooks);
+//	                                PORT then serves /health, /ready and /metrics alone
 //	server keys create --team NAME  create a key for a team (created if new) and print it
 //	server keys list --team NAME    list a team's keys (prefixes only)
 //	server keys revoke --id ID      revoke a key
@@ -65,9 +67,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	log := newLogger(cfg, stderr)
 	if len(args) == 0 || args[0] == "serve" {
-		return serve(ctx, cfg, log, stdout)
+		return serve(ctx, cfg, log, stdout, false)
 	}
 	switch args[0] {
+	case "worker":
+		if cfg.QueueWorkers == 0 {
+			return errors.New("worker: QUEUE_WORKERS is 0, so this worker would run nothing")
+		}
+		return serve(ctx, cfg, log, stdout, true)
 	case "keys":
 		return keysCommand(ctx, cfg, log, args[1:], stdout)
 	case "credits":
@@ -83,7 +90,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, "migrations applied")
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want serve, keys, credits, limits or migrate)", args[0])
+		return fmt.Errorf("unknown command %q (want serve, worker, keys, credits, limits or migrate)", args[0])
 	}
 }
 
@@ -196,13 +203,15 @@ func (p profileStore) SaveProfile(ctx context.Context, teamID, name string, stat
 	return p.st.SaveProfileState(ctx, teamID, name, state)
 }
 
-func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) error {
+// serve runs the server: the API and the queue workers, or with workerOnly
+// the workers and the operations routes alone.
+func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, workerOnly bool) error {
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if cfg.AuthMode == "on" {
+	if cfg.AuthMode == "on" && !workerOnly {
 		if err := bootstrapKeys(ctx, cfg, st, log, stdout); err != nil {
 			return err
 		}
@@ -248,7 +257,34 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Metrics: obs.scrape})
+	jobsRT, err := openJobs(ctx, cfg, st, crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
+		Ledger: ledger, Limiter: limiter, Describe: httpapi.Describe}, log)
+	if err != nil {
+		return err
+	}
+	if obs.m != nil {
+		obs.m.SetQueueDepth(jobsRT.q.Depth)
+	}
+	if err := jobsRT.q.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		// Running pages get the drain time to finish; the rest go back to
+		// the queue for another worker (or this one after a restart).
+		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+		defer cancel()
+		if err := jobsRT.q.Stop(qctx); err != nil {
+			log.Error("queue stop", "err", err)
+		}
+	}()
+	checks := readyChecks(st, docCache, browserPool)
+	checks = append(checks, httpapi.ReadyCheck{Name: "queue", Check: func(ctx context.Context) (string, error) {
+		return "", jobsRT.q.Ping(ctx)
+	}})
 	api := httpapi.New(httpapi.Deps{
+		Jobs:        jobsRT.runner,
+		JobStore:    jobsRT.store,
+		PublicURL:   cfg.PublicURL,
 		Scraper:     engine,
 		Parser:      engine,
 		Mapper:      mapper,
@@ -259,7 +295,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 		Results:     docCache,
 		Defaults:    httpapi.LimitDefaults{Concurrency: cfg.TeamConcurrency, RateMultiplier: cfg.TeamRateMult},
 		Metrics:     obs.api,
-		ReadyChecks: readyChecks(st, docCache, browserPool),
+		ReadyChecks: checks,
 		Log:         log,
 	})
 
@@ -270,8 +306,12 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	var handler http.Handler = api
+	if workerOnly {
+		handler = opsOnly(api)
+	}
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
@@ -279,7 +319,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer) 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	api.SetReady(true)
-	log.InfoContext(ctx, "server listening", "addr", ln.Addr().String(), "store", storeKind(cfg))
+	log.InfoContext(ctx, "server listening", "addr", ln.Addr().String(), "store", storeKind(cfg),
+		"worker_only", workerOnly, "queue_workers", cfg.QueueWorkers)
 
 	select {
 	case err := <-errc:

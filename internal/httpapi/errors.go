@@ -84,3 +84,13 @@ func userMessage(err error) string {
 	}
 	return err.Error()
 }
+
+// Describe gives the API error code and message of err as this table maps
+// it, for errors reported outside a response (the failed pages of a crawl).
+func Describe(err error) (code, message string) {
+	e := toAPIError(err)
+	if e.Message == "" {
+		return e.Code, err.Error()
+	}
+	return e.Code, e.Message
+}

@@ -167,6 +167,12 @@ var errBodyTooLarge = &Error{Status: http.StatusRequestEntityTooLarge, Code: "PA
 // authenticate resolves the bearer key to a team or answers 401.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isWebSocket(r) && r.Method == http.MethodGet && isWatchPath(r.URL.Path) {
+			// The watcher authenticates after the upgrade, so that it can
+			// answer with the WebSocket close codes.
+			next.ServeHTTP(w, r)
+			return
+		}
 		key := bearer(r.Header.Get("Authorization"))
 		team, err := s.auth.Authenticate(r.Context(), key)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,13 @@ type Deps struct {
 	Parser FileParser
 	// Mapper lists site URLs for POST /v2/map; nil answers 501.
 	Mapper Mapper
+	// Jobs starts and cancels crawls and batch scrapes, JobStore reads
+	// them; nil Jobs answers 501 on those routes.
+	Jobs     Jobs
+	JobStore store.JobStore
+	// PublicURL is this server's base URL in the url of started jobs;
+	// empty uses the request's host.
+	PublicURL string
 	// Metrics records requests and serves GET /metrics; nil: no metrics
 	// and no /metrics route.
 	Metrics Metrics
@@ -90,6 +98,9 @@ type Server struct {
 	media    MediaFiles
 	parser   FileParser
 	mapper   Mapper
+	jobs     Jobs
+	jobStore store.JobStore
+	publicURL string
 	metrics  Metrics
 	checks   []ReadyCheck
 	lastOK   sync.Map // team id -> time.Time of the last successful scrape
@@ -99,6 +110,7 @@ type Server struct {
 func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
 		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper,
+		jobs: d.Jobs, jobStore: d.JobStore, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks}
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.accessLog, s.recoverPanics)
@@ -120,11 +132,17 @@ func New(d Deps) *Server {
 		r.Get("/scrape/{id}", s.handle(s.handleGetScrape))
 		r.Post("/parse", s.handle(s.handleParse))
 		r.Post("/map", s.handle(s.handleMap))
+		if d.Jobs != nil && d.JobStore != nil {
+			s.jobRoutes(r)
+		}
 		r.Get("/team/credit-usage", s.handle(s.handleCreditUsage))
 		r.Get("/team/credit-usage/historical", s.handle(s.handleCreditHistory))
 		r.Get("/concurrency-check", s.handle(s.handleConcurrencyCheck))
 		r.Get("/team/queue-status", s.handle(s.handleQueueStatus))
 		for _, p := range notImplemented {
+			if d.Jobs != nil && d.JobStore != nil && isJobRoute(p) {
+				continue
+			}
 			r.HandleFunc(p, s.handle(handleNotImplemented))
 		}
 	})

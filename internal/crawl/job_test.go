@@ -1,0 +1,436 @@
+package crawl_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/queue"
+	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/store/postgres"
+	"github.com/firegate/firegate/internal/store/sqlite"
+	"github.com/firegate/firegate/internal/store/teststore"
+	"github.com/firegate/firegate/internal/testenv"
+	"github.com/firegate/firegate/internal/webhook"
+)
+
+// jobStore is what the harness needs of a store.
+type jobStore interface {
+	store.Store
+	store.JobStore
+}
+
+// harness runs crawls on a real store and queue in this process.
+type harness struct {
+	st     jobStore
+	team   store.Team
+	runner *crawl.Runner
+	q      *queue.Queue
+}
+
+type harnessOptions struct {
+	workers  int
+	webhooks *webhook.Sender
+	scraper  crawl.Scraper // default: a plain HTTP engine
+}
+
+// stores are the databases every job test runs on.
+var stores = []string{"postgres", "sqlite"}
+
+func openStore(t *testing.T, kind string) jobStore {
+	if kind == "sqlite" {
+		return teststore.SQLite(t)
+	}
+	return teststore.Postgres(t)
+}
+
+func newHarness(t *testing.T, st jobStore, o harnessOptions) *harness {
+	t.Helper()
+	log := testenv.Logger(t)
+	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
+	if o.scraper == nil {
+		o.scraper = scrape.New(scrape.Config{Fetcher: fetcher, Log: log})
+	}
+	if o.workers == 0 {
+		o.workers = 16
+	}
+	runner := crawl.NewRunner(crawl.RunnerConfig{Jobs: st, Scraper: o.scraper,
+		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Fetcher: fetcher, Webhooks: o.webhooks, Log: log})
+	workers := river.NewWorkers()
+	runner.Register(workers)
+	opts := queue.Options{Workers: o.workers}
+	var q *queue.Queue
+	var err error
+	switch s := st.(type) {
+	case *postgres.Store:
+		q, err = queue.OpenPostgres(t.Context(), s.Pool(), workers, opts, log)
+	case *sqlite.Store:
+		q, err = queue.OpenSQLite(t.Context(), s.WriteDB(), workers, opts, log)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.Bind(q)
+	if err := q.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = q.Stop(ctx)
+	})
+	team, err := st.TeamByName(t.Context(), "crawl-test")
+	if err != nil {
+		team, err = st.CreateTeam(t.Context(), "crawl-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &harness{st: st, team: team, runner: runner, q: q}
+}
+
+// defaultOptions are the API defaults of a crawl.
+func defaultOptions() crawl.JobOptions {
+	return crawl.JobOptions{
+		Scrape: scrape.Options{Formats: []scrape.Format{{Type: scrape.FormatMarkdown}}, OnlyMainContent: true,
+			Timeout: 30 * time.Second, Parsers: []scrape.Parser{{Type: "pdf", Mode: "auto"}}},
+		Rules: crawl.CrawlRules{DeduplicateSimilarURLs: true},
+	}
+}
+
+// start begins a crawl of start with o and limit.
+func (h *harness) start(t *testing.T, start string, o crawl.JobOptions, limit int) string {
+	t.Helper()
+	id := crawl.NewJobID()
+	err := h.runner.StartCrawl(t.Context(), store.Job{ID: id, TeamID: h.team.ID, URL: start, Limit: limit}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// wait polls the job until it leaves scraping.
+func (h *harness) wait(t *testing.T, id string, timeout time.Duration) store.Job {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		j, err := h.st.Job(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Status != store.JobScraping {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job still scraping after %v: %d/%d done", timeout, j.Completed, j.Total)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// docURLs are the source URLs of the job's documents.
+func (h *harness) docURLs(t *testing.T, id string) []string {
+	t.Helper()
+	docs, err := h.st.Documents(t.Context(), id, 0, 1_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, d := range docs {
+		var doc struct {
+			Metadata struct {
+				SourceURL string `json:"sourceURL"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(d, &doc); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, doc.Metadata.SourceURL)
+	}
+	return out
+}
+
+// identities maps URLs onto the site's Identity terms, sorted, and fails on
+// duplicates.
+func identities(t *testing.T, site *testsite.Site, sp testsite.Spec, urls []string) []string {
+	t.Helper()
+	out := make([]string, 0, len(urls))
+	seen := map[string]bool{}
+	for _, u := range urls {
+		id := site.Identity(sp, u)
+		if seen[id] {
+			t.Errorf("%s (%s) scraped twice", id, u)
+		}
+		seen[id] = true
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func intp(n int) *int { return &n }
+
+func TestCrawlFindsExactlyTheExpectedPages(t *testing.T) {
+	site := testsite.New(testsite.Options{Pages: 120, SlowDelay: 50 * time.Millisecond})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+
+	cases := []struct {
+		name  string
+		spec  testsite.Spec
+		apply func(o *crawl.JobOptions)
+	}{
+		{name: "defaults", spec: testsite.Spec{}},
+		{name: "sitemap skip", spec: testsite.Spec{Sitemap: "skip"},
+			apply: func(o *crawl.JobOptions) { o.Sitemap = crawl.SitemapSkip }},
+		{name: "sitemap only", spec: testsite.Spec{Sitemap: "only"},
+			apply: func(o *crawl.JobOptions) { o.Sitemap = crawl.SitemapOnly }},
+		{name: "ignore robots", spec: testsite.Spec{IgnoreRobotsTxt: true},
+			apply: func(o *crawl.JobOptions) { o.IgnoreRobots = true }},
+		{name: "ignore query", spec: testsite.Spec{IgnoreQueryParameters: true},
+			apply: func(o *crawl.JobOptions) { o.Rules.IgnoreQueryParameters = true }},
+		{name: "depth 1 no sitemap", spec: testsite.Spec{MaxDiscoveryDepth: intp(1), Sitemap: "skip"},
+			apply: func(o *crawl.JobOptions) { o.Rules.MaxDiscoveryDepth = intp(1); o.Sitemap = crawl.SitemapSkip }},
+		{name: "under docs", spec: testsite.Spec{Start: "/docs/", Filter: testsite.Under("/docs/")}},
+		{name: "exclude blog", spec: testsite.Spec{Sitemap: "skip", Filter: func(pq string) bool {
+			return !slices.Contains([]string{"/blog", "/blog/"}, pq) && !hasPrefix(pq, "/blog/")
+		}}, apply: func(o *crawl.JobOptions) { o.Sitemap = crawl.SitemapSkip; o.Rules.ExcludePaths = []string{"^/blog(/|$)"} }},
+	}
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			h := newHarness(t, openStore(t, kind), harnessOptions{})
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					o := defaultOptions()
+					if c.apply != nil {
+						c.apply(&o)
+					}
+					start := srv.URL + c.spec.Start
+					if c.spec.Start == "" {
+						start = srv.URL + "/"
+					}
+					id := h.start(t, start, o, 10000)
+					j := h.wait(t, id, 60*time.Second)
+					if j.Status != store.JobCompleted {
+						t.Fatalf("status %s (%s)", j.Status, j.Error)
+					}
+					want := site.Expect(c.spec)
+					got := identities(t, site, c.spec, h.docURLs(t, id))
+					if !slices.Equal(got, want.Pages) {
+						t.Errorf("pages differ:\n missing %v\n extra   %v", diff(want.Pages, got), diff(got, want.Pages))
+					}
+					errs, err := h.st.JobErrors(t.Context(), id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var failed []string
+					for _, e := range errs {
+						failed = append(failed, site.Identity(c.spec, e.URL))
+					}
+					sort.Strings(failed)
+					if !slices.Equal(failed, want.Failed) {
+						t.Errorf("failed = %v, want %v", failed, want.Failed)
+					}
+					blocked, err := h.st.RobotsBlocked(t.Context(), id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := identities(t, site, c.spec, blocked); !slices.Equal(got, want.RobotsBlocked) {
+						t.Errorf("robots blocked = %v, want %v", got, want.RobotsBlocked)
+					}
+					if j.Total != len(want.Pages)+len(want.Failed) || j.Completed != j.Total || j.Documents != len(want.Pages) {
+						t.Errorf("counters total %d completed %d documents %d; want %d pages + %d failed",
+							j.Total, j.Completed, j.Documents, len(want.Pages), len(want.Failed))
+					}
+				})
+			}
+		})
+	}
+}
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// diff lists the items of a not in b.
+func diff(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func TestCrawlLimitIsExact(t *testing.T) {
+	site := testsite.New(testsite.Options{Pages: 200})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			h := newHarness(t, openStore(t, kind), harnessOptions{})
+			o := defaultOptions()
+			o.Sitemap = crawl.SitemapSkip
+			id := h.start(t, srv.URL+"/", o, 25)
+			j := h.wait(t, id, 60*time.Second)
+			docs := h.docURLs(t, id)
+			errs, _ := h.st.JobErrors(t.Context(), id)
+			if j.Total != 25 || len(docs)+len(errs) != 25 {
+				t.Errorf("total %d, %d documents + %d errors; want exactly 25", j.Total, len(docs), len(errs))
+			}
+			identities(t, site, testsite.Spec{}, docs)
+		})
+	}
+}
+
+func TestCrawlCancelStopsPromptly(t *testing.T) {
+	site := testsite.New(testsite.Options{Pages: 300, LinkDelay: 100 * time.Millisecond})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			h := newHarness(t, openStore(t, kind), harnessOptions{workers: 4})
+			o := defaultOptions()
+			id := h.start(t, srv.URL+"/", o, 10000)
+			for {
+				j, err := h.st.Job(t.Context(), id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if j.Documents >= 5 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := h.runner.Cancel(t.Context(), h.team.ID, id); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.runner.Cancel(t.Context(), "someone-else", id); err == nil {
+				t.Error("another team cancelled the crawl")
+			}
+			time.Sleep(time.Second) // pages in flight (at most 4 x 100ms) end
+			hits := site.TotalHits()
+			time.Sleep(time.Second)
+			if after := site.TotalHits(); after != hits {
+				t.Errorf("site got %d more requests after the cancel settled", after-hits)
+			}
+			j, _ := h.st.Job(t.Context(), id)
+			if j.Status != store.JobCancelled {
+				t.Errorf("status %s, want cancelled", j.Status)
+			}
+			if j.Documents >= 250 {
+				t.Errorf("%d documents: the cancel did not stop the crawl", j.Documents)
+			}
+		})
+	}
+}
+
+// recorder receives webhooks.
+type recorder struct {
+	mu     sync.Mutex
+	events []map[string]any
+	sigs   []bool
+	secret string
+}
+
+func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body []byte
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := r.Body.Read(buf)
+		body = append(body, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	var ev map[string]any
+	_ = json.Unmarshal(body, &ev)
+	rc.mu.Lock()
+	rc.events = append(rc.events, ev)
+	rc.sigs = append(rc.sigs, webhook.Verify(rc.secret, body, r.Header.Get(webhook.SignatureHeader)))
+	rc.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+func TestBatchWebhooksArriveSignedInOrder(t *testing.T) {
+	site := testsite.New(testsite.Options{Pages: 40})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	rec := &recorder{secret: "s3cret"}
+	hook := httptest.NewServer(rec)
+	t.Cleanup(hook.Close)
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			rec.mu.Lock()
+			rec.events, rec.sigs = nil, nil
+			rec.mu.Unlock()
+			sender := webhook.NewSender(webhook.Options{Secret: rec.secret, AllowPrivate: true}, testenv.Logger(t))
+			h := newHarness(t, openStore(t, kind), harnessOptions{webhooks: sender})
+			o := defaultOptions()
+			o.Webhook = &webhook.Spec{URL: hook.URL, Metadata: map[string]any{"run": "t1"}}
+			urls := []string{srv.URL + "/about", srv.URL + "/blog/post-1", srv.URL + testsite.PathLoopA, srv.URL + "/docs/"}
+			id := crawl.NewJobID()
+			if err := h.runner.StartBatch(t.Context(), store.Job{ID: id, TeamID: h.team.ID}, o, urls); err != nil {
+				t.Fatal(err)
+			}
+			j := h.wait(t, id, 30*time.Second)
+			if j.Status != store.JobCompleted || j.Documents != 3 || j.Total != 4 {
+				t.Fatalf("job %+v", j)
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			for {
+				rec.mu.Lock()
+				n := len(rec.events)
+				rec.mu.Unlock()
+				if n >= 6 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if len(rec.events) != 6 {
+				t.Fatalf("%d webhook events, want 6 (started, 4 pages, completed): %v", len(rec.events), rec.events)
+			}
+			types := map[string]int{}
+			for i, ev := range rec.events {
+				types[ev["type"].(string)]++
+				if !rec.sigs[i] {
+					t.Errorf("event %d: bad signature", i)
+				}
+				if ev["id"] != id {
+					t.Errorf("event %d: id %v", i, ev["id"])
+				}
+				if md, _ := ev["metadata"].(map[string]any); md["run"] != "t1" {
+					t.Errorf("event %d: metadata %v", i, ev["metadata"])
+				}
+			}
+			if rec.events[0]["type"] != "batch_scrape.started" || rec.events[5]["type"] != "batch_scrape.completed" {
+				t.Errorf("order: first %v, last %v", rec.events[0]["type"], rec.events[5]["type"])
+			}
+			if types["batch_scrape.page"] != 4 {
+				t.Errorf("page events %d, want 4", types["batch_scrape.page"])
+			}
+			failedPages := 0
+			for _, ev := range rec.events {
+				if ev["type"] == "batch_scrape.page" && ev["success"] == false {
+					failedPages++
+				}
+			}
+			if failedPages != 1 {
+				t.Errorf("failed page events %d, want 1 (the redirect loop)", failedPages)
+			}
+		})
+	}
+}

@@ -1,0 +1,534 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/queue"
+	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/webhook"
+)
+
+// kickoffArgs start a crawl: robots.txt, sitemaps, seeds.
+type kickoffArgs struct {
+	Job string `json:"job"`
+}
+
+func (kickoffArgs) Kind() string { return "crawl_kickoff" }
+func (kickoffArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: queue.Control, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// pageArgs scrape one URL of a job. Unique by arguments, so a URL a retried
+// parent queues again does not run twice.
+type pageArgs struct {
+	Job   string `json:"job"`
+	Key   string `json:"key"`
+	URL   string `json:"url"`
+	Depth int    `json:"depth,omitempty"`
+}
+
+func (pageArgs) Kind() string { return "page" }
+func (pageArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: queue.Pages, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// webhookArgs deliver one webhook body.
+type webhookArgs struct {
+	Job   string          `json:"job"`
+	Event string          `json:"event"`
+	Spec  webhook.Spec    `json:"spec"`
+	Body  json.RawMessage `json:"body"`
+}
+
+func (webhookArgs) Kind() string { return "webhook" }
+func (webhookArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: queue.Control, MaxAttempts: webhook.MaxAttempts}
+}
+
+// purgeArgs delete expired jobs.
+type purgeArgs struct{}
+
+func (purgeArgs) Kind() string { return "job_purge" }
+func (purgeArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: queue.Control, UniqueOpts: river.UniqueOpts{ByPeriod: time.Minute}}
+}
+
+type kickoffWorker struct {
+	river.WorkerDefaults[kickoffArgs]
+	r *Runner
+}
+
+type pageWorker struct {
+	river.WorkerDefaults[pageArgs]
+	r *Runner
+}
+
+type webhookWorker struct {
+	river.WorkerDefaults[webhookArgs]
+	r *Runner
+}
+
+type purgeWorker struct {
+	river.WorkerDefaults[purgeArgs]
+	r *Runner
+}
+
+// Work starts a crawl: the start URL and, unless sitemap is skip, the
+// sitemap's URLs that pass the rules and robots.txt become the seeds.
+func (w *kickoffWorker) Work(ctx context.Context, job *river.Job[kickoffArgs]) error {
+	r := w.r
+	c, err := r.job(ctx, job.Args.Job)
+	if errors.Is(err, ErrJobNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.job.Status != store.JobScraping {
+		return nil
+	}
+	start, err := url.Parse(c.job.URL)
+	if err != nil {
+		r.fail(ctx, c.job.ID, "invalid start URL")
+		return nil
+	}
+	robots := r.robotsFor(ctx, c, start)
+	var seeds, blocked []store.JobURL
+	add := func(u *url.URL) {
+		ju := store.JobURL{Key: c.rules.Key(u), URL: u.String()}
+		if robots != nil && !robots.Allowed(u) {
+			blocked = append(blocked, ju)
+			return
+		}
+		seeds = append(seeds, ju)
+	}
+	add(start)
+	if c.opts.Sitemap != SitemapSkip && r.cfg.Mapper != nil {
+		for _, l := range r.sitemapURLs(ctx, c) {
+			u, err := url.Parse(l)
+			if err != nil {
+				continue
+			}
+			if ok, _ := c.rules.Allow(u, 0, false); ok {
+				add(u)
+			}
+		}
+	}
+	if len(blocked) > 0 {
+		list := make([]string, len(blocked))
+		for i, b := range blocked {
+			list[i] = b.URL
+		}
+		if err := r.cfg.Jobs.AddRobotsBlocked(ctx, c.job.ID, list); err != nil {
+			return err
+		}
+	}
+	r.notify(ctx, c.job.ID, &c.opts, webhook.KindCrawl.Started(c.job.ID), false)
+	claimed, err := r.cfg.Jobs.ClaimURLs(ctx, c.job.ID, "", dedupe(seeds))
+	if err != nil {
+		return err
+	}
+	if err := r.enqueuePages(ctx, c.job.ID, claimed); err != nil {
+		return err
+	}
+	r.cfg.Log.InfoContext(ctx, "crawl started", "job_id", c.job.ID, "team_id", c.job.TeamID,
+		"host", startHost(c.job.URL), "seeds", len(claimed), "robots_blocked", len(blocked))
+	if len(claimed) == 0 {
+		r.complete(ctx, c)
+	}
+	return nil
+}
+
+// sitemapURLs lists the site's sitemap URLs (found through robots.txt and
+// /sitemap.xml, indexes and gzip followed); none when there is no sitemap.
+func (r *Runner) sitemapURLs(ctx context.Context, c *cachedJob) []string {
+	res, err := r.cfg.Mapper.Map(ctx, MapOptions{
+		URL: c.job.URL, Sitemap: SitemapOnly, Limit: MaxLimit,
+		KeepQueryParameters: !c.opts.Rules.IgnoreQueryParameters,
+		KeepSimilarURLs:     true, NoPathFilter: true, AllowExternalLinks: true,
+		Headers: c.opts.Scrape.Headers,
+	})
+	if err != nil {
+		r.cfg.Log.InfoContext(ctx, "crawl: no sitemap", "job_id", c.job.ID, "err", err)
+		return nil
+	}
+	out := make([]string, len(res.Links))
+	for i, l := range res.Links {
+		out[i] = l.URL
+	}
+	return out
+}
+
+// dedupe drops repeated keys, keeping the first.
+func dedupe(urls []store.JobURL) []store.JobURL {
+	seen := make(map[string]bool, len(urls))
+	out := urls[:0]
+	for _, u := range urls {
+		if !seen[u.Key] {
+			seen[u.Key] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// acquireWait is how long a page waits for a concurrency slot before it
+// gives its worker back and is retried later.
+const acquireWait = 5 * time.Second
+
+// Work scrapes one page of a job and, for a crawl, claims and queues the
+// links it finds.
+func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
+	r, a := w.r, job.Args
+	c, err := r.job(ctx, a.Job)
+	if errors.Is(err, ErrJobNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	state, err := r.cfg.Jobs.URLState(ctx, a.Job, a.Key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if state != store.URLPending || c.job.Status != store.JobScraping {
+		// Done before (a retried job) or the job ended: settle the URL and
+		// see whether the job is complete.
+		return r.finish(ctx, c, a, store.URLResult{State: store.URLSkipped})
+	}
+	release, err := r.slots(ctx, c)
+	if errors.Is(err, limits.ErrConcurrencyTimeout) && ctx.Err() == nil {
+		return river.JobSnooze(time.Second)
+	}
+	if err != nil {
+		return err
+	}
+	opts := c.opts.Scrape
+	opts.URL, opts.TeamID = a.URL, c.job.TeamID
+	wantLinks := hasFormat(opts.Formats, scrape.FormatLinks)
+	discover := c.rules != nil && c.opts.Sitemap != SitemapOnly
+	if discover && !wantLinks {
+		opts.Formats = append(append([]scrape.Format(nil), opts.Formats...), scrape.Format{Type: scrape.FormatLinks})
+	}
+	doc, scrapeErr := r.cfg.Scraper.Scrape(ctx, opts)
+	if c.opts.Delay > 0 {
+		pause(ctx, c.opts.Delay)
+	}
+	release()
+	if scrapeErr == nil && c.rules != nil && doc.Metadata.StatusCode >= 400 {
+		// A crawl reports error pages in /errors, not among its results.
+		scrapeErr = &scrape.Failure{Kind: scrape.ErrSite,
+			Msg: fmt.Sprintf("The page answered HTTP %d %s.", doc.Metadata.StatusCode, http.StatusText(doc.Metadata.StatusCode))}
+	}
+	if scrapeErr != nil {
+		if ctx.Err() != nil {
+			return ctx.Err() // shutting down or timed out: retried
+		}
+		code, msg := r.describe(scrapeErr)
+		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind).PageFailed(a.Job, a.URL, msg), false)
+		return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
+	}
+
+	if discover {
+		if err := r.discover(ctx, c, a, doc); err != nil {
+			return err
+		}
+	}
+	if !wantLinks {
+		doc.Links = nil
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	credits := int64(doc.Metadata.CreditsUsed)
+	r.charge(ctx, c, a, credits)
+	return r.finishDoc(ctx, c, a, store.URLResult{State: store.URLDone, Document: data, Credits: credits}, data)
+}
+
+// discover claims the page's links the rules allow and queues them.
+func (r *Runner) discover(ctx context.Context, c *cachedJob, a pageArgs, doc *scrape.Document) error {
+	page, _ := url.Parse(a.URL)
+	fromExternal := page != nil && c.rules.IsExternal(page)
+	var next []store.JobURL
+	var blocked []string
+	for _, l := range doc.Links {
+		u, err := url.Parse(l)
+		if err != nil {
+			continue
+		}
+		if ok, _ := c.rules.Allow(u, a.Depth+1, fromExternal); !ok {
+			continue
+		}
+		u.Fragment = ""
+		if rb := r.robotsFor(ctx, c, u); rb != nil && !rb.Allowed(u) {
+			blocked = append(blocked, u.String())
+			continue
+		}
+		next = append(next, store.JobURL{Key: c.rules.Key(u), URL: u.String(), Depth: a.Depth + 1})
+	}
+	if len(blocked) > 0 {
+		if err := r.cfg.Jobs.AddRobotsBlocked(ctx, a.Job, blocked); err != nil {
+			return err
+		}
+	}
+	if len(next) == 0 {
+		return nil
+	}
+	claimed, err := r.cfg.Jobs.ClaimURLs(ctx, a.Job, a.Key, dedupe(next))
+	if err != nil {
+		return err
+	}
+	return r.enqueuePages(ctx, a.Job, claimed)
+}
+
+// slots takes the team's concurrency slot and, when the job caps its own
+// concurrency (maxConcurrency or delay), the job's.
+func (r *Runner) slots(ctx context.Context, c *cachedJob) (func(), error) {
+	if r.cfg.Limiter == nil {
+		return func() {}, nil
+	}
+	wait, cancel := context.WithTimeout(ctx, acquireWait)
+	defer cancel()
+	releaseTeam, _, err := r.cfg.Limiter.Acquire(wait, c.job.TeamID, c.opts.TeamConcurrency)
+	if err != nil {
+		return nil, err
+	}
+	limit := c.opts.MaxConcurrency
+	if c.opts.Delay > 0 {
+		limit = 1
+	}
+	if limit <= 0 {
+		return releaseTeam, nil
+	}
+	releaseJob, _, err := r.cfg.Limiter.Acquire(wait, "job:"+c.job.ID, limit)
+	if err != nil {
+		releaseTeam()
+		return nil, err
+	}
+	return func() { releaseJob(); releaseTeam() }, nil
+}
+
+// charge bills a page once, even when its job is retried.
+func (r *Runner) charge(ctx context.Context, c *cachedJob, a pageArgs, credits int64) {
+	if r.cfg.Ledger == nil || credits <= 0 {
+		return
+	}
+	_, err := r.cfg.Ledger.Charge(context.WithoutCancel(ctx), store.Charge{
+		TeamID: c.job.TeamID, Credits: credits, Kind: c.job.Kind, APIKeyID: c.job.APIKeyID,
+		IdempotencyKey: "job:" + c.job.ID + ":" + a.Key, Clamp: true,
+	})
+	if err != nil {
+		r.cfg.Log.ErrorContext(ctx, "charge failed", "job_id", c.job.ID, "team_id", c.job.TeamID, "err", err)
+	}
+}
+
+// finishDoc records a scraped page and sends its page event.
+func (r *Runner) finishDoc(ctx context.Context, c *cachedJob, a pageArgs, res store.URLResult, doc json.RawMessage) error {
+	finished, pending, err := r.cfg.Jobs.FinishURL(ctx, a.Job, a.Key, res)
+	if err != nil {
+		return err
+	}
+	if finished {
+		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind).Page(a.Job, doc), false)
+		r.progress(ctx, c)
+	}
+	if pending == 0 {
+		r.complete(ctx, c)
+	}
+	return nil
+}
+
+// finish records how a URL ended and completes the job when it was the last.
+func (r *Runner) finish(ctx context.Context, c *cachedJob, a pageArgs, res store.URLResult) error {
+	finished, pending, err := r.cfg.Jobs.FinishURL(ctx, a.Job, a.Key, res)
+	if err != nil {
+		return err
+	}
+	if finished && res.State == store.URLFailed {
+		r.progress(ctx, c)
+	}
+	if pending == 0 {
+		r.complete(ctx, c)
+	}
+	return nil
+}
+
+// complete moves a job from scraping to completed (or, for a crawl that got
+// no page at all because its start page failed, to failed) and sends the
+// completed event; only the process whose update wins does so.
+func (r *Runner) complete(ctx context.Context, c *cachedJob) {
+	ctx = context.WithoutCancel(ctx)
+	j, err := r.cfg.Jobs.Job(ctx, c.job.ID)
+	if err != nil {
+		r.cfg.Log.ErrorContext(ctx, "complete job", "job_id", c.job.ID, "err", err)
+		return
+	}
+	status, msg := store.JobCompleted, ""
+	if j.Kind == store.JobCrawl && j.Documents == 0 {
+		if errs, err := r.cfg.Jobs.JobErrors(ctx, j.ID); err == nil && len(errs) > 0 {
+			status, msg = store.JobFailed, errs[0].Error
+		}
+	}
+	ok, err := r.cfg.Jobs.SetJobStatus(ctx, j.ID, []string{store.JobScraping}, status, msg)
+	if err != nil {
+		r.cfg.Log.ErrorContext(ctx, "complete job", "job_id", j.ID, "err", err)
+		return
+	}
+	if !ok {
+		return
+	}
+	r.forget(j.ID)
+	elapsed := r.now().Sub(j.CreatedAt)
+	r.cfg.Log.InfoContext(ctx, "job "+status, "job_id", j.ID, "kind", j.Kind, "team_id", j.TeamID,
+		"pages", j.Documents, "failed", j.Completed-j.Documents, "credits", j.CreditsUsed,
+		"duration_ms", elapsed.Milliseconds())
+	kind := webhookKind(j.Kind)
+	if status == store.JobFailed {
+		// The reference never sends crawl.failed; completed is what its
+		// users wait for.
+		r.notify(ctx, j.ID, &c.opts, kind.Completed(j.ID), true)
+		return
+	}
+	r.notify(ctx, j.ID, &c.opts, kind.Completed(j.ID), true)
+}
+
+// progress logs a running job's progress at most every ProgressEvery.
+func (r *Runner) progress(ctx context.Context, c *cachedJob) {
+	now := r.now()
+	r.mu.Lock()
+	c.pages++
+	due := now.Sub(c.progress) >= r.cfg.ProgressEvery
+	if due {
+		c.progress = now
+	}
+	pages, since := c.pages, now.Sub(c.started)
+	r.mu.Unlock()
+	if !due {
+		return
+	}
+	j, err := r.cfg.Jobs.Job(ctx, c.job.ID)
+	if err != nil {
+		return
+	}
+	r.cfg.Log.InfoContext(ctx, "job progress", "job_id", j.ID, "kind", j.Kind, "done", j.Completed,
+		"total", j.Total, "pages_per_s", float64(pages)/since.Seconds())
+}
+
+// Work delivers one webhook; failures that a retry may fix are retried on
+// the webhook backoff schedule, others are dropped.
+func (w *webhookWorker) Work(ctx context.Context, job *river.Job[webhookArgs]) error {
+	if w.r.cfg.Webhooks == nil {
+		return nil
+	}
+	err := w.r.cfg.Webhooks.Send(ctx, job.Args.Spec, job.Args.Body)
+	if err == nil {
+		return nil
+	}
+	w.r.cfg.Log.WarnContext(ctx, "webhook delivery failed", "job_id", job.Args.Job, "event", job.Args.Event,
+		"attempt", job.Attempt, "err", err)
+	if webhook.Permanent(err) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// NextRetry follows the webhook backoff schedule.
+func (w *webhookWorker) NextRetry(job *river.Job[webhookArgs]) time.Time {
+	return time.Now().Add(webhook.Backoff(job.Attempt))
+}
+
+// Timeout bounds a delivery a little above the sender's own deadline.
+func (w *webhookWorker) Timeout(*river.Job[webhookArgs]) time.Duration {
+	return webhook.DefaultTimeout + 5*time.Second
+}
+
+// Work deletes expired jobs and their results.
+func (w *purgeWorker) Work(ctx context.Context, _ *river.Job[purgeArgs]) error {
+	n, err := w.r.cfg.Jobs.DeleteExpiredJobs(ctx, w.r.now())
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		w.r.cfg.Log.InfoContext(ctx, "expired jobs purged", "jobs", n)
+	}
+	return nil
+}
+
+func hasFormat(fs []scrape.Format, t string) bool {
+	for _, f := range fs {
+		if f.Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+// pause sleeps for d or until ctx ends.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// describe gives the API error code and message of a failed page.
+func (r *Runner) describe(err error) (code, msg string) {
+	if r.cfg.Describe != nil {
+		return r.cfg.Describe(err)
+	}
+	return "SCRAPE_FAILED", err.Error()
+}
+
+// robotsEntry is the robots.txt of one origin for one job.
+type robotsEntry struct {
+	robots *Robots
+	at     time.Time
+}
+
+// robotsTTL is how long a fetched robots.txt is reused within a process.
+const robotsTTL = 10 * time.Minute
+
+// robotsFor returns the robots.txt rules for u's origin in job c, fetched
+// once per process and origin; nil when the job ignores robots.txt.
+func (r *Runner) robotsFor(ctx context.Context, c *cachedJob, u *url.URL) *Robots {
+	if c.opts.IgnoreRobots || r.cfg.Fetcher == nil {
+		return nil
+	}
+	key := c.job.ID + " " + strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+	r.mu.Lock()
+	e := r.robots[key]
+	r.mu.Unlock()
+	if e != nil && r.now().Sub(e.at) < robotsTTL {
+		return e.robots
+	}
+	fctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	rb, err := FetchRobots(fctx, r.cfg.Fetcher, u, r.cfg.UserAgent)
+	if err != nil {
+		r.cfg.Log.InfoContext(ctx, "robots.txt unavailable; allowing all", "job_id", c.job.ID, "host", u.Host, "err", err)
+	}
+	r.mu.Lock()
+	if len(r.robots) >= 4096 {
+		clear(r.robots)
+	}
+	r.robots[key] = &robotsEntry{robots: rb, at: r.now()}
+	r.mu.Unlock()
+	return rb
+}
