@@ -206,7 +206,10 @@ func TestCrawlFindsExactlyTheExpectedPages(t *testing.T) {
 		{name: "under docs", spec: testsite.Spec{Start: "/docs/", Filter: testsite.Under("/docs/")}},
 		{name: "exclude blog", spec: testsite.Spec{Sitemap: "skip", Filter: func(pq string) bool {
 			return !slices.Contains([]string{"/blog", "/blog/"}, pq) && !hasPrefix(pq, "/blog/")
-		}}, apply: func(o *crawl.JobOptions) { o.Sitemap = crawl.SitemapSkip; o.Rules.ExcludePaths = []string{"^/blog(/|$)"} }},
+		}}, apply: func(o *crawl.JobOptions) {
+			o.Sitemap = crawl.SitemapSkip
+			o.Rules.ExcludePaths = []string{"^/blog(/|$)"}
+		}},
 	}
 	for _, kind := range stores {
 		t.Run(kind, func(t *testing.T) {

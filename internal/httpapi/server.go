@@ -86,24 +86,24 @@ type LimitDefaults struct {
 
 // Server is the HTTP API. Create it with New; it is an http.Handler.
 type Server struct {
-	scraper  Scraper
-	auth     Authenticator
-	ledger   Ledger
-	limiter  limits.Limiter
-	defaults LimitDefaults
-	log      *slog.Logger
-	ready    atomic.Bool
-	router   chi.Router
-	results  results
-	media    MediaFiles
-	parser   FileParser
-	mapper   Mapper
-	jobs     Jobs
-	jobStore store.JobStore
+	scraper   Scraper
+	auth      Authenticator
+	ledger    Ledger
+	limiter   limits.Limiter
+	defaults  LimitDefaults
+	log       *slog.Logger
+	ready     atomic.Bool
+	router    chi.Router
+	results   results
+	media     MediaFiles
+	parser    FileParser
+	mapper    Mapper
+	jobs      Jobs
+	jobStore  store.JobStore
 	publicURL string
-	metrics  Metrics
-	checks   []ReadyCheck
-	lastOK   sync.Map // team id -> time.Time of the last successful scrape
+	metrics   Metrics
+	checks    []ReadyCheck
+	lastOK    sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
