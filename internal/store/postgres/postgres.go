@@ -84,8 +84,9 @@ func OpenOptions(ctx context.Context, databaseURL string, log *slog.Logger, opts
 	return s, nil
 }
 
-// Pool returns the underlying pool, for libraries (such as a job queue) that
-// share the database.
+// Pool returns the underlying pool. The job queue library shares it, so its
+// tables live in the same database and schema (search_path) as the store's
+// and no second pool competes for connections.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Close closes the pool, waiting for acquired connections to be released.

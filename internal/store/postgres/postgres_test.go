@@ -16,7 +16,7 @@ import (
 
 // newSchema returns a fresh random schema name that is dropped, with all it
 // holds, when the test ends (after stores registered later are closed).
-func newSchema(t *testing.T, url string) string {
+func newSchema(t testing.TB, url string) string {
 	t.Helper()
 	schema := "test_" + strings.ToLower(rand.Text())
 	t.Cleanup(func() {
@@ -35,7 +35,7 @@ func newSchema(t *testing.T, url string) string {
 }
 
 // openTest opens a store in schema and closes it when the test ends.
-func openTest(t *testing.T, url, schema string) *Store {
+func openTest(t testing.TB, url, schema string) *Store {
 	t.Helper()
 	s, err := OpenOptions(t.Context(), url, testenv.Logger(t), Options{Schema: schema, MaxConns: 8})
 	if err != nil {
@@ -48,6 +48,9 @@ func openTest(t *testing.T, url, schema string) *Store {
 func TestContract(t *testing.T) {
 	url := testenv.PostgresURL(t)
 	storetest.Run(t, func(t *testing.T) store.Store {
+		return openTest(t, url, newSchema(t, url))
+	})
+	storetest.RunJobs(t, func(t *testing.T) storetest.JobsUnderTest {
 		return openTest(t, url, newSchema(t, url))
 	})
 }

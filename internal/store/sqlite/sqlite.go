@@ -109,6 +109,13 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
+// WriteDB returns the single-connection write pool, whose transactions begin
+// IMMEDIATE. The job queue library shares it so that its writes queue behind
+// the store's on the one connection instead of failing with SQLITE_BUSY. A
+// caller must not hold the connection while calling the store's methods,
+// which would wait for it.
+func (s *Store) WriteDB() *sql.DB { return s.write }
+
 // Close closes both connection pools.
 func (s *Store) Close() error {
 	var errs []error

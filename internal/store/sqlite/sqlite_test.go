@@ -17,7 +17,7 @@ import (
 )
 
 // openTest opens a store on path and closes it when the test ends.
-func openTest(t *testing.T, path string) *Store {
+func openTest(t testing.TB, path string) *Store {
 	t.Helper()
 	s, err := Open(t.Context(), path, testenv.Logger(t))
 	if err != nil {
@@ -33,6 +33,9 @@ func openTest(t *testing.T, path string) *Store {
 
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
+		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
+	})
+	storetest.RunJobs(t, func(t *testing.T) storetest.JobsUnderTest {
 		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
 	})
 }

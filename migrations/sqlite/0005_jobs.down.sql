@@ -1,0 +1,5 @@
+DROP TABLE IF EXISTS job_robots_blocked;
+DROP TABLE IF EXISTS job_errors;
+DROP TABLE IF EXISTS job_documents;
+DROP TABLE IF EXISTS job_urls;
+DROP TABLE IF EXISTS jobs;
