@@ -249,6 +249,7 @@ func TestBatchedUsageOfUnlimitedTeams(t *testing.T) {
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { l.Run(rctx, time.Hour); close(done) }()
+	waitBatching(t, l)
 	for _, team := range []string{unl.ID, lim.ID} {
 		if err := l.Check(ctx, team, 1); err != nil {
 			t.Fatal(err)
@@ -302,6 +303,7 @@ func TestObserveCharges(t *testing.T) {
 	done := make(chan struct{})
 	go func() { l.Run(rctx, time.Hour); close(done) }()
 	defer func() { cancel(); <-done }()
+	waitBatching(t, l)
 	if err := l.Check(ctx, unl, 1); err != nil { // known unlimited: deferred
 		t.Fatal(err)
 	}
@@ -312,5 +314,24 @@ func TestObserveCharges(t *testing.T) {
 	defer mu.Unlock()
 	if diff := cmp.Diff(map[string]int64{"scrape": 2, "map": 1, "crawl": 4}, got); diff != "" {
 		t.Errorf("observed (-want +got)\n%s", diff)
+	}
+}
+
+// waitBatching waits until Run, started in a goroutine, has turned batching
+// on: charges made before that are written at once.
+func waitBatching(t *testing.T, l *Ledger) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		l.b.mu.Lock()
+		on := l.b.on
+		l.b.mu.Unlock()
+		if on {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not turn batching on")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -187,6 +187,9 @@ func (s *Server) handleCrawl(w http.ResponseWriter, r *http.Request) error {
 	if req.ZDR && !team.Unlimited && !team.Limits.ZeroDataRetention {
 		return errZDRNotEnabled
 	}
+	if !req.ZDR && !req.Options.Scrape.ZeroDataRetention {
+		noteTargetURL(ctx, req.URL)
+	}
 	idem, err := idempotencyKey(r)
 	if err != nil {
 		return err
