@@ -287,9 +287,10 @@ type cachedJob struct {
 	opts     JobOptions
 	rules    *Rules // crawls only
 	readAt   time.Time
-	progress time.Time // last progress log
-	started  time.Time // first page seen by this process
-	pages    int       // pages finished by this process since started
+	progress time.Time           // last progress log
+	started  time.Time           // first page seen by this process
+	pages    int                 // pages finished by this process since started
+	seen     map[string]struct{} // keys claimed and queued (see Runner.unseen)
 }
 
 // statusTTL is how long a job's status is trusted before it is read again:

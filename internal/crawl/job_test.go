@@ -49,14 +49,14 @@ type harnessOptions struct {
 // stores are the databases every job test runs on.
 var stores = []string{"postgres", "sqlite"}
 
-func openStore(t *testing.T, kind string) jobStore {
+func openStore(t testing.TB, kind string) jobStore {
 	if kind == "sqlite" {
 		return teststore.SQLite(t)
 	}
 	return teststore.Postgres(t)
 }
 
-func newHarness(t *testing.T, st jobStore, o harnessOptions) *harness {
+func newHarness(t testing.TB, st jobStore, o harnessOptions) *harness {
 	t.Helper()
 	log := testenv.Logger(t)
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
@@ -111,7 +111,7 @@ func defaultOptions() crawl.JobOptions {
 }
 
 // start begins a crawl of start with o and limit.
-func (h *harness) start(t *testing.T, start string, o crawl.JobOptions, limit int) string {
+func (h *harness) start(t testing.TB, start string, o crawl.JobOptions, limit int) string {
 	t.Helper()
 	id := crawl.NewJobID()
 	err := h.runner.StartCrawl(t.Context(), store.Job{ID: id, TeamID: h.team.ID, URL: start, Limit: limit}, o)
@@ -122,7 +122,7 @@ func (h *harness) start(t *testing.T, start string, o crawl.JobOptions, limit in
 }
 
 // wait polls the job until it leaves scraping.
-func (h *harness) wait(t *testing.T, id string, timeout time.Duration) store.Job {
+func (h *harness) wait(t testing.TB, id string, timeout time.Duration) store.Job {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -141,7 +141,7 @@ func (h *harness) wait(t *testing.T, id string, timeout time.Duration) store.Job
 }
 
 // docURLs are the source URLs of the job's documents.
-func (h *harness) docURLs(t *testing.T, id string) []string {
+func (h *harness) docURLs(t testing.TB, id string) []string {
 	t.Helper()
 	docs, err := h.st.Documents(t.Context(), id, 0, 1_000_000)
 	if err != nil {

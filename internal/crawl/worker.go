@@ -198,12 +198,18 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	if err != nil {
 		return err
 	}
-	state, err := r.cfg.Jobs.URLState(ctx, a.Job, a.Key)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
+	state := store.URLPending
+	if job.Attempt > 1 {
+		// A retry: the first attempt may have finished the URL before it
+		// died. (A first attempt's URL is pending: FinishURL alone would
+		// refuse a second document anyway.)
+		state, err = r.cfg.Jobs.URLState(ctx, a.Job, a.Key)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if state != store.URLPending || c.job.Status != store.JobScraping {
 		// Done before (a retried job) or the job ended: settle the URL and
@@ -286,14 +292,19 @@ func (r *Runner) discover(ctx context.Context, c *cachedJob, a pageArgs, doc *sc
 			return err
 		}
 	}
+	next = r.unseen(c, dedupe(next))
 	if len(next) == 0 {
 		return nil
 	}
-	claimed, err := r.cfg.Jobs.ClaimURLs(ctx, a.Job, a.Key, dedupe(next))
+	claimed, err := r.cfg.Jobs.ClaimURLs(ctx, a.Job, a.Key, next)
 	if err != nil {
 		return err
 	}
-	return r.enqueuePages(ctx, a.Job, claimed)
+	if err := r.enqueuePages(ctx, a.Job, claimed); err != nil {
+		return err
+	}
+	r.markSeen(c, next)
+	return nil
 }
 
 // slots takes the team's concurrency slot and, when the job caps its own
@@ -531,4 +542,38 @@ func (r *Runner) robotsFor(ctx context.Context, c *cachedJob, u *url.URL) *Robot
 	r.robots[key] = &robotsEntry{robots: rb, at: r.now()}
 	r.mu.Unlock()
 	return rb
+}
+
+// maxSeen bounds the keys a process remembers per job.
+const maxSeen = 200_000
+
+// unseen drops the URLs this process already claimed (or saw claimed) for
+// the job: most links of a site are found on many pages, and asking the
+// store about each again would make claiming the crawl's bottleneck.
+func (r *Runner) unseen(c *cachedJob, urls []store.JobURL) []store.JobURL {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := urls[:0]
+	for _, u := range urls {
+		if _, ok := c.seen[u.Key]; !ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// markSeen remembers keys once they are claimed and queued (so that a
+// failure in between leaves them to be claimed again by a retry).
+func (r *Runner) markSeen(c *cachedJob, urls []store.JobURL) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c.seen == nil {
+		c.seen = make(map[string]struct{}, len(urls)*4)
+	}
+	if len(c.seen)+len(urls) > maxSeen {
+		return
+	}
+	for _, u := range urls {
+		c.seen[u.Key] = struct{}{}
+	}
 }

@@ -80,7 +80,7 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, workers *river.Worker
 	if err := migratePostgres(ctx, pool, driver, log); err != nil {
 		return nil, err
 	}
-	o = o.withDefaults(time.Second)
+	o = o.withDefaults(100 * time.Millisecond)
 	c, err := river.NewClient(driver, o.config(workers, log))
 	if err != nil {
 		return nil, fmt.Errorf("queue: %w", err)
@@ -176,7 +176,7 @@ func (o Options) config(workers *river.Workers, log *slog.Logger) *river.Config 
 		JobTimeout:                  o.JobTimeout,
 		RescueStuckJobsAfter:        o.RescueAfter,
 		FetchPollInterval:           o.PollInterval,
-		FetchCooldown:               min(o.PollInterval, 50*time.Millisecond),
+		FetchCooldown:               min(o.PollInterval, 10*time.Millisecond),
 		CompletedJobRetentionPeriod: o.Retention,
 		CancelledJobRetentionPeriod: o.Retention,
 		DiscardedJobRetentionPeriod: 24 * time.Hour,

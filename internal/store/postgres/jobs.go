@@ -29,6 +29,15 @@ const jobColumns = `id, team_id, api_key_id, kind, status, url, options, url_lim
 // lockJob locks the job row until the end of the transaction.
 const lockJob = `SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`
 
+// lockJobAsync locks the job row and commits the transaction without
+// waiting for its WAL flush. This is safe for the claims and finishes of
+// pages because the queue lives in the same database: the page job's
+// completion commits after them (later in the WAL), so a flushed completion
+// implies flushed claims and finishes, and a lost completion makes the
+// queue run the page again, which redoes whatever was lost. It roughly
+// doubles a crawl's page rate on a disk with slow syncs.
+const lockJobAsync = `SELECT 1 FROM jobs, set_config('synchronous_commit', 'off', true) WHERE id = $1 FOR UPDATE OF jobs`
+
 // CreateJob stores a new job in status scraping; store.ErrConflict if the
 // team already used the idempotency key or the id exists, store.ErrNotFound
 // if the team (or API key) does not exist.
@@ -157,7 +166,7 @@ func (s *Store) ClaimURLs(ctx context.Context, jobID, parent string, urls []stor
 		}
 	}
 	b := &pgx.Batch{}
-	b.Queue(lockJob, job)
+	b.Queue(lockJobAsync, job)
 	b.Queue(claimURLs, job, parent, keys, locs, depths)
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
@@ -252,7 +261,7 @@ func (s *Store) FinishURL(ctx context.Context, jobID, key string, r store.URLRes
 		return false, 0, fmt.Errorf("store: finish url: %w", err)
 	}
 	b := &pgx.Batch{}
-	b.Queue(lockJob, job)
+	b.Queue(lockJobAsync, job)
 	b.Queue(finishURL, job, key, r.State, r.Credits, doc, errID, r.Code, r.Error)
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()

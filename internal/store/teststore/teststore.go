@@ -26,7 +26,7 @@ func Postgres(tb testing.TB) *postgres.Store {
 	url := testenv.PostgresURL(tb)
 	schema := "test_" + strings.ToLower(rand.Text())
 	tb.Cleanup(func() { dropSchema(tb, url, schema) })
-	s, err := postgres.OpenOptions(tb.Context(), url, testenv.Logger(tb), postgres.Options{Schema: schema, MaxConns: 4})
+	s, err := postgres.OpenOptions(tb.Context(), url, testenv.Logger(tb), postgres.Options{Schema: schema, MaxConns: 16})
 	if err != nil {
 		tb.Fatalf("teststore: open postgres: %v", err)
 	}
