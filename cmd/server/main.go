@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -106,7 +107,14 @@ func newLogger(cfg Config, w io.Writer) *slog.Logger {
 // SQLite file; both apply migrations on open.
 func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, error) {
 	if cfg.DatabaseURL != "" {
-		st, err := postgres.Open(ctx, cfg.DatabaseURL, log)
+		// Pages in flight each need a connection now and then, besides the
+		// API and the queue's own: pgxpool's default (4 on small machines)
+		// would make them wait. A pool_max_conns in the URL still wins.
+		var opts postgres.Options
+		if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
+			opts.MaxConns = int32(max(10, cfg.QueueWorkers/4+8))
+		}
+		st, err := postgres.OpenOptions(ctx, cfg.DatabaseURL, log, opts)
 		if err != nil {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
@@ -211,7 +219,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		return err
 	}
 	defer st.Close()
-	if cfg.AuthMode == "on" && !workerOnly {
+	if cfg.AuthMode == "on" {
 		if err := bootstrapKeys(ctx, cfg, st, log, stdout); err != nil {
 			return err
 		}

@@ -111,7 +111,11 @@ func (v *validator) crawlRequest(m jsonObject) crawlRequest {
 	if n, ok := v.optInt(nil, m, "maxConcurrency", 1, math.MaxInt32); ok {
 		o.MaxConcurrency = int(n)
 	}
-	o.Scrape = v.nestedScrapeOptions([]any{"scrapeOptions"}, m.get("scrapeOptions"))
+	if present(m, "scrapeOptions") {
+		o.Scrape = v.nestedScrapeOptions([]any{"scrapeOptions"}, m.get("scrapeOptions"))
+	} else {
+		o.Scrape = v.scrapeOptions([]any{"scrapeOptions"}, nil)
+	}
 	o.Scrape.Origin, o.Scrape.Integration = origin, integration
 	req.ZDR = v.optBool(nil, m, "zeroDataRetention", false)
 	o.Scrape.ZeroDataRetention = o.Scrape.ZeroDataRetention || req.ZDR
