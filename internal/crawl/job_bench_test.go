@@ -1,12 +1,17 @@
 package crawl_test
 
 import (
+	"context"
 	"net/http/httptest"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/store"
 )
 
@@ -14,7 +19,11 @@ import (
 // engine, on each database, and reports pages per second and the heap in
 // use after the crawl.
 func BenchmarkCrawl(b *testing.B) {
-	site := testsite.New(testsite.Options{Pages: 1000})
+	pages := 1000
+	if n, err := strconv.Atoi(os.Getenv("CRAWL_BENCH_PAGES")); err == nil && n > 0 {
+		pages = n // e.g. 4000, to see that memory does not grow with the site
+	}
+	site := testsite.New(testsite.Options{Pages: pages})
 	srv := httptest.NewServer(site)
 	b.Cleanup(srv.Close)
 	for _, kind := range stores {
@@ -39,5 +48,24 @@ func BenchmarkCrawl(b *testing.B) {
 			runtime.ReadMemStats(&ms)
 			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
 		})
+	}
+}
+
+// BenchmarkMap maps a local 500-page site (sitemap index, gzip child,
+// start-page links) through the Mapper.
+func BenchmarkMap(b *testing.B) {
+	site := testsite.New(testsite.Options{Pages: 500})
+	srv := httptest.NewServer(site)
+	b.Cleanup(srv.Close)
+	m := crawl.NewMapper(fetch.New(fetch.Options{AllowPrivate: true}, nil), crawl.MapperOptions{}, nil)
+	b.ResetTimer()
+	for range b.N {
+		res, err := m.Map(context.Background(), crawl.MapOptions{URL: srv.URL + "/"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Links) < 100 {
+			b.Fatalf("%d links", len(res.Links))
+		}
 	}
 }
