@@ -1,0 +1,507 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/riverqueue/river"
+
+	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/queue"
+	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/store/postgres"
+	"github.com/firegate/firegate/internal/store/sqlite"
+	"github.com/firegate/firegate/internal/store/teststore"
+	"github.com/firegate/firegate/internal/testenv"
+)
+
+// Keys of the two teams of the job tests.
+const (
+	keyA = "fc-team-a"
+	keyB = "fc-team-b"
+)
+
+// teamAuth maps keyA and keyB to two stored teams.
+type teamAuth map[string]auth.Team
+
+func (a teamAuth) Authenticate(_ context.Context, key string) (auth.Team, error) {
+	if t, ok := a[key]; ok {
+		return t, nil
+	}
+	return auth.Team{}, auth.ErrInvalidKey
+}
+
+type jobsStore interface {
+	store.Store
+	store.JobStore
+}
+
+// jobAPI is a Server with real jobs (store, River queue, plain HTTP
+// engine) behind a real HTTP listener.
+type jobAPI struct {
+	url string
+	st  jobsStore
+}
+
+func newJobAPI(t *testing.T, kind string) *jobAPI {
+	t.Helper()
+	var st jobsStore
+	if kind == "sqlite" {
+		st = teststore.SQLite(t)
+	} else {
+		st = teststore.Postgres(t)
+	}
+	log := testenv.Logger(t)
+	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
+	engine := scrape.New(scrape.Config{Fetcher: fetcher, Log: log})
+	runner := crawl.NewRunner(crawl.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
+		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Describe: Describe, Log: log})
+	workers := river.NewWorkers()
+	runner.Register(workers)
+	var q *queue.Queue
+	var err error
+	switch s := st.(type) {
+	case *postgres.Store:
+		q, err = queue.OpenPostgres(t.Context(), s.Pool(), workers, queue.Options{Workers: 8}, log)
+	case *sqlite.Store:
+		q, err = queue.OpenSQLite(t.Context(), s.WriteDB(), workers, queue.Options{Workers: 8}, log)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.Bind(q)
+	if err := q.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = q.Stop(ctx)
+	})
+	teams := teamAuth{}
+	for key, name := range map[string]string{keyA: "a", keyB: "b"} {
+		team, err := st.CreateTeam(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		teams[key] = auth.Team{ID: team.ID, Name: name}
+	}
+	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Log: log})
+	s.SetReady(true)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return &jobAPI{url: srv.URL, st: st}
+}
+
+// call sends a request and decodes the JSON answer.
+func (a *jobAPI) call(t *testing.T, method, path, key, body string, header ...string) (int, map[string]any) {
+	t.Helper()
+	url := path
+	if !strings.HasPrefix(path, "http") {
+		url = a.url + path
+	}
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s %s: not JSON: %q", method, path, raw)
+	}
+	return resp.StatusCode, m
+}
+
+// start posts a job and returns its id.
+func (a *jobAPI) start(t *testing.T, path, body string) string {
+	t.Helper()
+	code, m := a.call(t, http.MethodPost, path, keyA, body)
+	if code != 200 || m["success"] != true {
+		t.Fatalf("POST %s: %d %v", path, code, m)
+	}
+	id, _ := m["id"].(string)
+	if m["url"] != a.url+path+"/"+id {
+		t.Errorf("url = %v, want %s", m["url"], a.url+path+"/"+id)
+	}
+	return id
+}
+
+// wait polls a job's status until it is not scraping.
+func (a *jobAPI) wait(t *testing.T, path string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		code, m := a.call(t, http.MethodGet, path, keyA, "")
+		if code != 200 {
+			t.Fatalf("GET %s: %d %v", path, code, m)
+		}
+		if m["status"] != "scraping" {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still scraping", path)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func site(t *testing.T, o testsite.Options) (*testsite.Site, string) {
+	s := testsite.New(o)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return s, srv.URL
+}
+
+func TestCrawlStatusPaging(t *testing.T) {
+	_, target := site(t, testsite.Options{Pages: 40})
+	for _, kind := range []string{"postgres", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			api := newJobAPI(t, kind)
+			id := api.start(t, "/v2/crawl", `{"url":"`+target+`/","limit":30,"sitemap":"skip","scrapeOptions":{"formats":["markdown","links"]}}`)
+			final := api.wait(t, "/v2/crawl/"+id)
+			if final["status"] != "completed" || final["success"] != true {
+				t.Fatalf("final %v", final)
+			}
+			for _, k := range []string{"total", "completed", "creditsUsed", "expiresAt", "createdAt", "completedAt", "duration", "data"} {
+				if _, ok := final[k]; !ok {
+					t.Errorf("status lacks %s", k)
+				}
+			}
+			if final["total"] != float64(30) {
+				t.Errorf("total %v, want 30 (the limit)", final["total"])
+			}
+			// Walk the pages 7 documents at a time.
+			seen := map[string]bool{}
+			next := "/v2/crawl/" + id + "?limit=7"
+			pages := 0
+			for next != "" {
+				code, m := api.call(t, http.MethodGet, next, keyA, "")
+				if code != 200 {
+					t.Fatalf("GET %s: %d", next, code)
+				}
+				data, _ := m["data"].([]any)
+				if len(data) > 7 {
+					t.Fatalf("page of %d documents, limit 7", len(data))
+				}
+				for _, d := range data {
+					doc := d.(map[string]any)
+					src := doc["metadata"].(map[string]any)["sourceURL"].(string)
+					if seen[src] {
+						t.Errorf("%s on two pages", src)
+					}
+					seen[src] = true
+					if doc["markdown"] == nil || doc["links"] == nil {
+						t.Errorf("%s lacks markdown or links", src)
+					}
+				}
+				next, _ = m["next"].(string)
+				if pages++; pages > 20 {
+					t.Fatal("next never ends")
+				}
+			}
+			docs, _ := api.st.Documents(t.Context(), id, 0, 1000)
+			if len(seen) != len(docs) || len(docs) == 0 {
+				t.Errorf("paged %d documents, job has %d", len(seen), len(docs))
+			}
+		})
+	}
+}
+
+func TestCrawlRoutesErrorsCancelActive(t *testing.T) {
+	_, target := site(t, testsite.Options{Pages: 40})
+	_, slow := site(t, testsite.Options{Pages: 200, LinkDelay: 150 * time.Millisecond})
+	api := newJobAPI(t, "postgres")
+	id := api.start(t, "/v2/crawl", `{"url":"`+target+`/","sitemap":"skip"}`)
+	api.wait(t, "/v2/crawl/"+id)
+
+	code, m := api.call(t, http.MethodGet, "/v2/crawl/"+id+"/errors", keyA, "")
+	if code != 200 {
+		t.Fatalf("errors: %d %v", code, m)
+	}
+	errs, _ := m["errors"].([]any)
+	blocked, _ := m["robotsBlocked"].([]any)
+	if len(errs) != 2 || len(blocked) == 0 {
+		t.Errorf("errors %v robotsBlocked %v: want the 500 page and the redirect loop, and /private/", errs, blocked)
+	}
+	for _, e := range errs {
+		item := e.(map[string]any)
+		for _, k := range []string{"id", "timestamp", "url", "code", "error"} {
+			if item[k] == nil || item[k] == "" {
+				t.Errorf("error item lacks %s: %v", k, item)
+			}
+		}
+	}
+	if _, ok := m["success"]; ok {
+		t.Error("errors body has a success key; the reference's has none")
+	}
+
+	code, m = api.call(t, http.MethodDelete, "/v2/crawl/"+id, keyA, "")
+	if code != 409 || m["error"] != "Crawl is already completed" {
+		t.Errorf("cancel completed: %d %v", code, m)
+	}
+	code, m = api.call(t, http.MethodGet, "/v2/crawl/"+id, keyB, "")
+	if code != 404 || m["error"] != "Job not found" {
+		t.Errorf("other team: %d %v", code, m)
+	}
+	code, m = api.call(t, http.MethodGet, "/v2/crawl/not-a-uuid", keyA, "")
+	if code != 400 || m["error"] != "Invalid job ID format. Job ID must be a valid UUID." {
+		t.Errorf("bad id: %d %v", code, m)
+	}
+	code, _ = api.call(t, http.MethodGet, "/v2/batch/scrape/"+id, keyA, "")
+	if code != 404 {
+		t.Errorf("crawl id on the batch route: %d", code)
+	}
+	code, m = api.call(t, http.MethodGet, "/v2/crawl/"+id+"?skip=-1", keyA, "")
+	if code != 400 {
+		t.Errorf("skip=-1: %d %v", code, m)
+	}
+
+	running := api.start(t, "/v2/crawl", `{"url":"`+slow+`/","sitemap":"skip"}`)
+	code, m = api.call(t, http.MethodGet, "/v2/crawl/active", keyA, "")
+	crawls, _ := m["crawls"].([]any)
+	if code != 200 || m["success"] != true || len(crawls) != 1 {
+		t.Fatalf("active: %d %v", code, m)
+	}
+	c := crawls[0].(map[string]any)
+	if c["id"] != running || c["url"] != slow+"/" || c["teamId"] == nil || c["created_at"] == nil {
+		t.Errorf("active item %v", c)
+	}
+	if opts, _ := c["options"].(map[string]any); opts["scrapeOptions"] == nil || opts["sitemap"] != "skip" {
+		t.Errorf("active options %v", c["options"])
+	}
+	if _, m = api.call(t, http.MethodGet, "/v2/crawl/ongoing", keyB, ""); len(m["crawls"].([]any)) != 0 {
+		t.Errorf("team B sees team A's crawls: %v", m)
+	}
+	code, m = api.call(t, http.MethodDelete, "/v2/crawl/"+running, keyA, "")
+	if code != 200 || m["status"] != "cancelled" {
+		t.Fatalf("cancel: %d %v", code, m)
+	}
+	if _, ok := m["success"]; ok {
+		t.Error("cancel body has a success key; the reference's has none")
+	}
+	if _, m = api.call(t, http.MethodGet, "/v2/crawl/"+running, keyA, ""); m["status"] != "cancelled" {
+		t.Errorf("status after cancel %v", m["status"])
+	}
+	if _, m = api.call(t, http.MethodGet, "/v2/crawl/active", keyA, ""); len(m["crawls"].([]any)) != 0 {
+		t.Errorf("cancelled crawl still active: %v", m)
+	}
+}
+
+func TestCrawlValidation(t *testing.T) {
+	api := newJobAPI(t, "sqlite")
+	cases := []struct {
+		body, code, msg string
+		status         int
+	}{
+		{`{"url":"https://example.com","delay":61}`, "BAD_REQUEST", "The delay parameter is measured in seconds and cannot exceed 60 seconds.", 400},
+		{`{"url":"https://example.com","includePaths":["("]}`, "BAD_REQUEST", "", 400},
+		{`{"url":"https://example.com","limit":0}`, "BAD_REQUEST", "", 400},
+		{`{"url":"https://example.com","sitemap":"sometimes"}`, "BAD_REQUEST", "", 400},
+		{`{"url":"https://example.com","bogus":1}`, "BAD_REQUEST", "", 400},
+		{`{"url":"https://example.com","scrapeOptions":{"formats":["nope"]}}`, "BAD_REQUEST", "", 400},
+		{`{"url":"https://example.com","webhook":{"url":"ftp://x"}}`, "BAD_REQUEST", "", 400},
+		{`{"url":"https://example.com","prompt":"only the blog"}`, "CRAWL_PROMPT_NOT_SUPPORTED", "", 400},
+		{`{"limit":5}`, "BAD_REQUEST", "", 400},
+	}
+	for _, c := range cases {
+		code, m := api.call(t, http.MethodPost, "/v2/crawl", keyA, c.body)
+		if code != c.status || m["code"] != c.code || (c.msg != "" && m["error"] != c.msg) {
+			t.Errorf("%s: %d %v", c.body, code, m)
+		}
+	}
+	code, m := api.call(t, http.MethodPost, "/v2/crawl", keyA, `{"url":"https://example.com","includePaths":["("]}`)
+	if code != 400 || !strings.Contains(m["error"].(string), "missing closing )") {
+		t.Errorf("bad regex should answer the compiler's message: %v", m)
+	}
+	code, m = api.call(t, http.MethodPost, "/v2/crawl/params-preview", keyA, `{"url":"https://example.com","prompt":"x"}`)
+	if code != 501 || m["code"] != "CRAWL_PROMPT_NOT_SUPPORTED" {
+		t.Errorf("params-preview: %d %v", code, m)
+	}
+}
+
+func TestBatchRoutes(t *testing.T) {
+	_, target := site(t, testsite.Options{Pages: 40})
+	api := newJobAPI(t, "postgres")
+	code, m := api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, `{"urls":["`+target+`/about","not a url"]}`)
+	if code != 400 {
+		t.Errorf("strict URLs: %d %v", code, m)
+	}
+	code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, `{"urls":["not a url"],"ignoreInvalidURLs":true}`)
+	if code != 400 || m["error"] != "No valid URLs provided" {
+		t.Errorf("no valid URLs: %d %v", code, m)
+	}
+	code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, `{"urls":[]}`)
+	if code != 400 {
+		t.Errorf("empty urls: %d %v", code, m)
+	}
+	code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA,
+		`{"urls":["`+target+`/about","not a url","`+target+`/blog/post-1"],"ignoreInvalidURLs":true,"formats":["markdown"]}`)
+	if code != 200 || m["success"] != true {
+		t.Fatalf("lenient batch: %d %v", code, m)
+	}
+	if inv, _ := m["invalidURLs"].([]any); len(inv) != 1 || inv[0] != "not a url" {
+		t.Errorf("invalidURLs %v", m["invalidURLs"])
+	}
+	id := m["id"].(string)
+	st := api.wait(t, "/v2/batch/scrape/"+id)
+	if st["status"] != "completed" || st["total"] != float64(2) || len(st["data"].([]any)) != 2 {
+		t.Fatalf("batch status %v", st)
+	}
+
+	// appendToId adds URLs to the batch, which runs again.
+	code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, `{"urls":["`+target+`/docs/"],"appendToId":"`+id+`"}`)
+	if code != 200 || m["id"] != id {
+		t.Fatalf("append: %d %v", code, m)
+	}
+	st = api.wait(t, "/v2/batch/scrape/"+id)
+	if st["total"] != float64(3) || len(st["data"].([]any)) != 3 {
+		t.Errorf("after append: %v", st)
+	}
+	code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, `{"urls":["`+target+`/"],"appendToId":"01a20000-0000-7000-8000-000000000000"}`)
+	if code != 404 || m["error"] != "Job not found" {
+		t.Errorf("append to unknown: %d %v", code, m)
+	}
+	code, _ = api.call(t, http.MethodPost, "/v2/batch/scrape", keyB, `{"urls":["`+target+`/"],"appendToId":"`+id+`"}`)
+	if code != 404 {
+		t.Errorf("append to another team's batch: %d", code)
+	}
+
+	// Idempotency keys: once per team, and only UUIDs.
+	key := "0b6a4e2e-4b0e-4f53-9a53-5c0f2b0b6a4e"
+	body := `{"urls":["` + target + `/about"]}`
+	if code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, body, "x-idempotency-key", key); code != 200 {
+		t.Fatalf("first use of key: %d %v", code, m)
+	}
+	if code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, body, "x-idempotency-key", key); code != 409 || m["error"] != "Idempotency key already used" {
+		t.Errorf("reused key: %d %v", code, m)
+	}
+	if code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, body, "x-idempotency-key", "nope"); code != 409 {
+		t.Errorf("non-UUID key: %d %v", code, m)
+	}
+	if code, _ = api.call(t, http.MethodGet, "/v2/crawl/"+id, keyA, ""); code != 404 {
+		t.Errorf("batch id on the crawl route: %d", code)
+	}
+	code, m = api.call(t, http.MethodGet, "/v2/batch/scrape/"+id+"/errors", keyA, "")
+	if code != 200 || m["errors"] == nil || m["robotsBlocked"] == nil {
+		t.Errorf("batch errors: %d %v", code, m)
+	}
+}
+
+// watch dials the watcher of path with key as the subprotocol and collects
+// messages until the server closes.
+func watch(t *testing.T, api *jobAPI, path, key string) ([]map[string]any, websocket.StatusCode, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(api.url, "http")+path,
+		&websocket.DialOptions{Subprotocols: []string{key}})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.CloseNow()
+	proto := resp.Header.Get("Sec-WebSocket-Protocol")
+	c.SetReadLimit(64 << 20)
+	var msgs []map[string]any
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				return msgs, ce.Code, proto
+			}
+			t.Fatalf("read: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
+}
+
+func TestWatcher(t *testing.T) {
+	_, target := site(t, testsite.Options{Pages: 40, LinkDelay: 10 * time.Millisecond})
+	for _, kind := range []string{"postgres", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			api := newJobAPI(t, kind)
+			id := api.start(t, "/v2/crawl", `{"url":"`+target+`/","limit":25,"sitemap":"skip"}`)
+			msgs, code, proto := watch(t, api, "/v2/crawl/"+id, keyA)
+			if code != websocket.StatusNormalClosure {
+				t.Errorf("close code %d, want 1000", code)
+			}
+			if proto != keyA {
+				t.Errorf("accepted subprotocol %q, want the key echoed", proto)
+			}
+			if len(msgs) < 2 || msgs[0]["type"] != "catchup" || msgs[len(msgs)-1]["type"] != "done" {
+				t.Fatalf("messages: first %v, last %v", msgs[0]["type"], msgs[len(msgs)-1]["type"])
+			}
+			got := map[string]bool{}
+			catchup := msgs[0]["data"].(map[string]any)
+			for _, d := range catchup["data"].([]any) {
+				got[d.(map[string]any)["metadata"].(map[string]any)["sourceURL"].(string)] = true
+			}
+			for _, m := range msgs[1 : len(msgs)-1] {
+				if m["type"] != "document" {
+					t.Errorf("unexpected message %v", m["type"])
+					continue
+				}
+				src := m["data"].(map[string]any)["metadata"].(map[string]any)["sourceURL"].(string)
+				if got[src] {
+					t.Errorf("%s sent twice", src)
+				}
+				got[src] = true
+			}
+			docs, _ := api.st.Documents(t.Context(), id, 0, 1000)
+			if len(got) != len(docs) {
+				t.Errorf("watcher sent %d documents, the crawl has %d", len(got), len(docs))
+			}
+			// A finished job: catchup with everything, then done.
+			msgs, code, _ = watch(t, api, "/v2/crawl/"+id, keyA)
+			if code != websocket.StatusNormalClosure || len(msgs) != 2 || len(msgs[0]["data"].(map[string]any)["data"].([]any)) != len(docs) {
+				t.Errorf("watching a finished crawl: code %d, %d messages", code, len(msgs))
+			}
+			if _, code, _ = watch(t, api, "/v2/crawl/"+id, "fc-wrong"); code != 3000 {
+				t.Errorf("bad key: close %d, want 3000", code)
+			}
+			if _, code, _ = watch(t, api, "/v2/crawl/"+id, keyB); code != 3003 {
+				t.Errorf("other team: close %d, want 3003", code)
+			}
+			if _, code, _ = watch(t, api, "/v2/crawl/01a20000-0000-7000-8000-000000000000", keyA); code != websocket.StatusPolicyViolation {
+				t.Errorf("unknown job: close %d, want 1008", code)
+			}
+		})
+	}
+}
+
+func TestJobRoutesNotImplementedWithoutJobs(t *testing.T) {
+	t.Parallel()
+	s, _ := setup(t, &fakeScraper{})
+	for _, p := range []string{"/v2/crawl", "/v2/batch/scrape"} {
+		rec, m := do(t, s, http.MethodPost, p, goodKey, `{}`)
+		if rec.Code != 501 || m["code"] != "NOT_IMPLEMENTED" {
+			t.Errorf("%s: %d %v", p, rec.Code, m)
+		}
+	}
+}
