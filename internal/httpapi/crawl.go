@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -412,14 +413,20 @@ func (s *Server) jobStatus(ctx context.Context, r *http.Request, j store.Job, sk
 	return resp, nil
 }
 
-// crawlWarning is the reference's hint for crawls that robots.txt limited.
+// crawlWarning is the reference's hint for a finished crawl: URLs robots.txt
+// blocked, or at most one page found from a start URL below the site root.
 func (s *Server) crawlWarning(ctx context.Context, j store.Job) string {
 	blocked, err := s.jobStore.RobotsBlocked(ctx, j.ID)
-	if err != nil || len(blocked) == 0 {
-		return ""
+	if err == nil && len(blocked) > 0 {
+		return "Some URLs were blocked by robots.txt (" + strconv.Itoa(len(blocked)) +
+			"; see GET /v2/crawl/" + j.ID + "/errors). Use /scrape for a page you are allowed to fetch."
 	}
-	return "Some URLs were blocked by robots.txt (" + strconv.Itoa(len(blocked)) +
-		"; see GET /v2/crawl/" + j.ID + "/errors). Use /scrape for a page you are allowed to fetch."
+	if u, err := url.Parse(j.URL); err == nil && j.Documents <= 1 && strings.Trim(u.Path, "/") != "" {
+		root := u.Scheme + "://" + u.Host + "/"
+		return "Only " + strconv.Itoa(j.Documents) + " result(s) found. For more results, try crawlEntireDomain=true " +
+			"or a higher-level path like " + root
+	}
+	return ""
 }
 
 func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

@@ -505,3 +505,20 @@ func TestJobRoutesNotImplementedWithoutJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestCrawlWarnings(t *testing.T) {
+	_, target := site(t, testsite.Options{Pages: 40})
+	api := newJobAPI(t, "sqlite")
+	// A start page whose links all lie outside its path: one result.
+	id := api.start(t, "/v2/crawl", `{"url":"`+target+`/about","sitemap":"skip"}`)
+	st := api.wait(t, "/v2/crawl/"+id)
+	if w, _ := st["warning"].(string); !strings.HasPrefix(w, "Only 1 result(s) found.") || !strings.Contains(w, target+"/") {
+		t.Errorf("warning %q", w)
+	}
+	// A crawl robots.txt limited says so.
+	id = api.start(t, "/v2/crawl", `{"url":"`+target+`/","sitemap":"skip","limit":200}`)
+	st = api.wait(t, "/v2/crawl/"+id)
+	if w, _ := st["warning"].(string); !strings.Contains(w, "robots.txt") {
+		t.Errorf("warning %q", w)
+	}
+}
