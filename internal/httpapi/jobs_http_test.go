@@ -313,7 +313,7 @@ func TestCrawlValidation(t *testing.T) {
 	api := newJobAPI(t, "sqlite")
 	cases := []struct {
 		body, code, msg string
-		status         int
+		status          int
 	}{
 		{`{"url":"https://example.com","delay":61}`, "BAD_REQUEST", "The delay parameter is measured in seconds and cannot exceed 60 seconds.", 400},
 		{`{"url":"https://example.com","includePaths":["("]}`, "BAD_REQUEST", "", 400},
