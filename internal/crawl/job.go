@@ -173,11 +173,11 @@ func (r *Runner) StartBatch(ctx context.Context, j store.Job, o JobOptions, urls
 	if err := r.create(ctx, &j, o); err != nil {
 		return err
 	}
+	r.notifyNow(ctx, j.ID, &o, webhook.KindBatchScrape.Started(j.ID))
 	if err := r.seed(ctx, j.ID, batchURLs(urls)); err != nil {
 		r.fail(ctx, j.ID, "could not queue the batch")
 		return err
 	}
-	r.notify(ctx, j.ID, &o, webhook.KindBatchScrape.Started(j.ID), false)
 	return nil
 }
 
@@ -239,7 +239,11 @@ func (r *Runner) seed(ctx context.Context, id string, urls []store.JobURL) error
 func (r *Runner) enqueuePages(ctx context.Context, id string, urls []store.JobURL) error {
 	params := make([]river.InsertManyParams, len(urls))
 	for i, u := range urls {
-		params[i] = river.InsertManyParams{Args: pageArgs{Job: id, Key: u.Key, URL: u.URL, Depth: u.Depth}}
+		// Shallower pages first (River's priorities are 1 to 4), so that a
+		// page is usually claimed through its shortest link path, the depth
+		// maxDiscoveryDepth judges.
+		params[i] = river.InsertManyParams{Args: pageArgs{Job: id, Key: u.Key, URL: u.URL, Depth: u.Depth},
+			InsertOpts: &river.InsertOpts{Priority: min(u.Depth+1, 4)}}
 	}
 	return r.q.InsertMany(ctx, params)
 }
@@ -372,6 +376,38 @@ func (r *Runner) notify(ctx context.Context, jobID string, o *JobOptions, ev web
 	}
 	args := webhookArgs{Job: jobID, Event: ev.Type, Spec: *o.Webhook, Body: body}
 	if err := r.q.Insert(context.WithoutCancel(ctx), args, opts); err != nil {
+		r.cfg.Log.ErrorContext(ctx, "queue webhook", "job_id", jobID, "event", ev.Type, "err", err)
+	}
+}
+
+// startedTimeout bounds the direct delivery of a started event.
+const startedTimeout = 5 * time.Second
+
+// notifyNow delivers ev at once, before the job's pages are queued, so that
+// the started event reaches the receiver before any page event; a delivery
+// that fails in a way a retry may fix is queued like the other events.
+func (r *Runner) notifyNow(ctx context.Context, jobID string, o *JobOptions, ev webhook.Event) {
+	if o.Webhook == nil || o.Webhook.IsZero() || !o.Webhook.Wants(ev.Type) || r.cfg.Webhooks == nil {
+		return
+	}
+	id := NewJobID()
+	body, err := webhook.Envelope(*o.Webhook, ev, id)
+	if err != nil {
+		r.cfg.Log.ErrorContext(ctx, "webhook envelope", "job_id", jobID, "event", ev.Type, "err", err)
+		return
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startedTimeout)
+	err = r.cfg.Webhooks.Send(sctx, *o.Webhook, body)
+	cancel()
+	if err == nil {
+		return
+	}
+	r.cfg.Log.WarnContext(ctx, "webhook delivery failed", "job_id", jobID, "event", ev.Type, "attempt", 1, "err", err)
+	if webhook.Permanent(err) {
+		return
+	}
+	args := webhookArgs{Job: jobID, Event: ev.Type, Spec: *o.Webhook, Body: body}
+	if err := r.q.Insert(context.WithoutCancel(ctx), args, nil); err != nil {
 		r.cfg.Log.ErrorContext(ctx, "queue webhook", "job_id", jobID, "event", ev.Type, "err", err)
 	}
 }

@@ -134,7 +134,7 @@ func (w *kickoffWorker) Work(ctx context.Context, job *river.Job[kickoffArgs]) e
 			return err
 		}
 	}
-	r.notify(ctx, c.job.ID, &c.opts, webhook.KindCrawl.Started(c.job.ID), false)
+	r.notifyNow(ctx, c.job.ID, &c.opts, webhook.KindCrawl.Started(c.job.ID))
 	claimed, err := r.cfg.Jobs.ClaimURLs(ctx, c.job.ID, "", dedupe(seeds))
 	if err != nil {
 		return err
