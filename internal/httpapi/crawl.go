@@ -394,7 +394,9 @@ func (s *Server) jobStatus(ctx context.Context, r *http.Request, j store.Job, sk
 	}
 	resp.Duration = math.Round(end.Sub(j.CreatedAt).Seconds()*1000) / 1000
 	if j.Status == store.JobFailed {
+		// The reference's failed form: no counts, no duration.
 		resp.Success, resp.Error = false, j.Error
+		resp.Total, resp.Completed, resp.Duration = 0, 0, 0
 		if resp.Error == "" {
 			resp.Error = "The crawl failed."
 		}

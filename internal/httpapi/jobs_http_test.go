@@ -522,3 +522,17 @@ func TestCrawlWarnings(t *testing.T) {
 		t.Errorf("warning %q", w)
 	}
 }
+
+func TestCrawlFailedForm(t *testing.T) {
+	dead := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusBadGateway)
+	}))
+	t.Cleanup(dead.Close)
+	api := newJobAPI(t, "sqlite")
+	id := api.start(t, "/v2/crawl", `{"url":"`+dead.URL+`/","sitemap":"skip"}`)
+	st := api.wait(t, "/v2/crawl/"+id)
+	if st["status"] != "failed" || st["success"] != false || st["error"] == "" || st["total"] != float64(0) ||
+		st["completed"] != float64(0) || len(st["data"].([]any)) != 0 || st["expiresAt"] == nil {
+		t.Errorf("failed form %v", st)
+	}
+}
