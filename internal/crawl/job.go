@@ -71,7 +71,8 @@ type RunnerConfig struct {
 	Fetcher Fetcher
 	// Ledger, when nil, charges nothing.
 	Ledger Charger
-	// Limiter, when nil, limits no concurrency.
+	// Limiter counts concurrent pages (per team, per job, per host); nil
+	// counts them in this process only.
 	Limiter limits.Limiter
 	// Webhooks, when nil, delivers no webhooks.
 	Webhooks *webhook.Sender
@@ -111,6 +112,9 @@ func NewRunner(cfg RunnerConfig) *Runner {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = limits.NewLocal()
 	}
 	return &Runner{cfg: cfg, now: time.Now, cache: map[string]*cachedJob{}, robots: map[string]*robotsEntry{}}
 }

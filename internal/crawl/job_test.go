@@ -437,3 +437,76 @@ func TestBatchWebhooksArriveSignedInOrder(t *testing.T) {
 		})
 	}
 }
+
+// politeSite serves robots.txt with a Crawl-delay and six linked pages,
+// recording when each page request arrives and how many run at once.
+type politeSite struct {
+	mu       sync.Mutex
+	arrivals []time.Time
+	inFlight int
+	maxSeen  int
+}
+
+func (p *politeSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/robots.txt" {
+		w.Write([]byte("User-agent: *\nCrawl-delay: 0.2\n"))
+		return
+	}
+	if r.URL.Path != "/" && !hasPrefix(r.URL.Path, "/p") {
+		http.NotFound(w, r)
+		return
+	}
+	p.mu.Lock()
+	p.arrivals = append(p.arrivals, time.Now())
+	p.inFlight++
+	p.maxSeen = max(p.maxSeen, p.inFlight)
+	p.mu.Unlock()
+	time.Sleep(10 * time.Millisecond)
+	p.mu.Lock()
+	p.inFlight--
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "text/html")
+	w.Write([]byte(`<html><body><h1>Page</h1><p>Some words for the page body here.</p>
+<a href="/p1">1</a><a href="/p2">2</a><a href="/p3">3</a><a href="/p4">4</a><a href="/p5">5</a></body></html>`))
+}
+
+func TestCrawlPoliteness(t *testing.T) {
+	h := newHarness(t, openStore(t, "sqlite"), harnessOptions{})
+	t.Run("robots crawl-delay", func(t *testing.T) {
+		ps := &politeSite{}
+		srv := httptest.NewServer(ps)
+		t.Cleanup(srv.Close)
+		o := defaultOptions()
+		o.Sitemap = crawl.SitemapSkip
+		j := h.wait(t, h.start(t, srv.URL+"/", o, 100), 30*time.Second)
+		if j.Documents != 6 {
+			t.Fatalf("%d documents, want 6", j.Documents)
+		}
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		if ps.maxSeen != 1 {
+			t.Errorf("%d requests at once under a Crawl-delay", ps.maxSeen)
+		}
+		for i := 1; i < len(ps.arrivals); i++ {
+			if gap := ps.arrivals[i].Sub(ps.arrivals[i-1]); gap < 190*time.Millisecond {
+				t.Errorf("request %d came %v after the previous one; Crawl-delay is 200ms", i, gap)
+			}
+		}
+	})
+	t.Run("maxConcurrency", func(t *testing.T) {
+		site := testsite.New(testsite.Options{Pages: 60, LinkDelay: 30 * time.Millisecond})
+		srv := httptest.NewServer(site)
+		t.Cleanup(srv.Close)
+		o := defaultOptions()
+		o.Sitemap = crawl.SitemapSkip
+		o.MaxConcurrency = 2
+		site.ResetStats()
+		j := h.wait(t, h.start(t, srv.URL+"/", o, 40), 60*time.Second)
+		if j.Total != 40 {
+			t.Fatalf("total %d", j.Total)
+		}
+		if n := site.MaxInFlight(); n > 2 || n < 1 {
+			t.Errorf("%d pages at once, maxConcurrency 2", n)
+		}
+	})
+}

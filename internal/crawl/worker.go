@@ -216,7 +216,8 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 		// see whether the job is complete.
 		return r.finish(ctx, c, a, store.URLResult{State: store.URLSkipped})
 	}
-	release, err := r.slots(ctx, c)
+	host, hostDelay := r.crawlDelay(ctx, c, a.URL)
+	release, err := r.slots(ctx, c, host, hostDelay)
 	if errors.Is(err, limits.ErrConcurrencyTimeout) && ctx.Err() == nil {
 		return river.JobSnooze(time.Second)
 	}
@@ -233,6 +234,8 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	doc, scrapeErr := r.cfg.Scraper.Scrape(ctx, opts)
 	if c.opts.Delay > 0 {
 		pause(ctx, c.opts.Delay)
+	} else if hostDelay > 0 {
+		pause(ctx, hostDelay)
 	}
 	release()
 	if scrapeErr == nil && c.rules != nil && doc.Metadata.StatusCode >= 400 {
@@ -309,29 +312,57 @@ func (r *Runner) discover(ctx context.Context, c *cachedJob, a pageArgs, doc *sc
 
 // slots takes the team's concurrency slot and, when the job caps its own
 // concurrency (maxConcurrency or delay), the job's.
-func (r *Runner) slots(ctx context.Context, c *cachedJob) (func(), error) {
-	if r.cfg.Limiter == nil {
-		return func() {}, nil
-	}
+func (r *Runner) slots(ctx context.Context, c *cachedJob, host string, hostDelay time.Duration) (func(), error) {
 	wait, cancel := context.WithTimeout(ctx, acquireWait)
 	defer cancel()
 	releaseTeam, _, err := r.cfg.Limiter.Acquire(wait, c.job.TeamID, c.opts.TeamConcurrency)
 	if err != nil {
 		return nil, err
 	}
+	release := releaseTeam
 	limit := c.opts.MaxConcurrency
 	if c.opts.Delay > 0 {
 		limit = 1
 	}
-	if limit <= 0 {
-		return releaseTeam, nil
+	if limit > 0 {
+		releaseJob, _, err := r.cfg.Limiter.Acquire(wait, "job:"+c.job.ID, limit)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		release = func() { releaseJob(); releaseTeam() }
 	}
-	releaseJob, _, err := r.cfg.Limiter.Acquire(wait, "job:"+c.job.ID, limit)
+	if hostDelay > 0 && c.opts.Delay == 0 {
+		releaseHost, _, err := r.cfg.Limiter.Acquire(wait, "job:"+c.job.ID+":"+host, 1)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		prev := release
+		release = func() { releaseHost(); prev() }
+	}
+	return release, nil
+}
+
+// maxRobotsDelay caps a robots.txt Crawl-delay, as the API caps delay.
+const maxRobotsDelay = 60 * time.Second
+
+// crawlDelay is the Crawl-delay robots.txt asks of this crawler on the
+// page's host (0 when none, or when the job sets its own delay or ignores
+// robots.txt), and the host it applies to.
+func (r *Runner) crawlDelay(ctx context.Context, c *cachedJob, raw string) (string, time.Duration) {
+	if c.rules == nil || c.opts.Delay > 0 || c.opts.IgnoreRobots {
+		return "", 0
+	}
+	u, err := url.Parse(raw)
 	if err != nil {
-		releaseTeam()
-		return nil, err
+		return "", 0
 	}
-	return func() { releaseJob(); releaseTeam() }, nil
+	rb := r.robotsFor(ctx, c, u)
+	if rb == nil {
+		return "", 0
+	}
+	return strings.ToLower(u.Host), min(rb.CrawlDelay(), maxRobotsDelay)
 }
 
 // charge bills a page once, even when its job is retried.
