@@ -510,3 +510,40 @@ func TestCrawlPoliteness(t *testing.T) {
 		}
 	})
 }
+
+func TestCrawlExternalLinksOneHop(t *testing.T) {
+	other := testsite.New(testsite.Options{Pages: 30})
+	otherSrv := httptest.NewServer(other)
+	t.Cleanup(otherSrv.Close)
+	site := testsite.New(testsite.Options{Pages: 60, External: otherSrv.URL})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	h := newHarness(t, openStore(t, "postgres"), harnessOptions{})
+	o := defaultOptions()
+	o.Sitemap = crawl.SitemapSkip
+	o.Rules.AllowExternalLinks = true
+	j := h.wait(t, h.start(t, srv.URL+"/", o, 10000), 60*time.Second)
+	if j.Status != store.JobCompleted {
+		t.Fatalf("status %s", j.Status)
+	}
+	spec := testsite.Spec{Sitemap: "skip", AllowExternalLinks: true}
+	want := site.Expect(spec)
+	var internal, external []string
+	for _, u := range h.docURLs(t, j.ID) {
+		if hasPrefix(u, otherSrv.URL) {
+			external = append(external, u)
+		} else {
+			internal = append(internal, u)
+		}
+	}
+	sort.Strings(external)
+	if !slices.Equal(external, want.External) {
+		t.Errorf("external pages %v, want %v (one hop, no bare home page)", external, want.External)
+	}
+	if got := identities(t, site, spec, internal); !slices.Equal(got, want.Pages) {
+		t.Errorf("internal pages differ: missing %v extra %v", diff(want.Pages, got), diff(got, want.Pages))
+	}
+	if other.Hits("/") != 0 {
+		t.Errorf("the external site's bare home page was fetched")
+	}
+}
