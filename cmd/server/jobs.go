@@ -11,8 +11,6 @@ import (
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/store"
-	"github.com/firegate/firegate/internal/store/postgres"
-	"github.com/firegate/firegate/internal/store/sqlite"
 	"github.com/firegate/firegate/internal/webhook"
 )
 
@@ -41,16 +39,7 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 	runner.Register(workers)
 	opts := queue.Options{Workers: cfg.QueueWorkers, JobTimeout: cfg.JobTimeout, RescueAfter: cfg.JobRescueAfter,
 		PeriodicJobs: runner.PeriodicJobs()}
-	var q *queue.Queue
-	var err error
-	switch s := st.(type) {
-	case *postgres.Store:
-		q, err = queue.OpenPostgres(ctx, s.Pool(), workers, opts, log)
-	case *sqlite.Store:
-		q, err = queue.OpenSQLite(ctx, s.WriteDB(), workers, opts, log)
-	default:
-		err = fmt.Errorf("jobs: no queue for store %T", st)
-	}
+	q, err := queue.Open(ctx, st, workers, opts, log)
 	if err != nil {
 		return nil, err
 	}

@@ -361,27 +361,40 @@ func webhookKind(kind string) webhook.Kind {
 	return webhook.KindCrawl
 }
 
-// notify queues a webhook delivery of ev when the job has a webhook that
-// wants it. last delays it a little so that it lands after the page events
-// queued before it.
-func (r *Runner) notify(ctx context.Context, jobID string, o *JobOptions, ev webhook.Event, last bool) {
+// envelope builds the webhook body of ev when the job has a webhook that
+// wants it; ok is false when nothing is to be sent.
+func (r *Runner) envelope(ctx context.Context, jobID string, o *JobOptions, ev webhook.Event) (body []byte, ok bool) {
 	if o.Webhook == nil || o.Webhook.IsZero() || !o.Webhook.Wants(ev.Type) || r.cfg.Webhooks == nil {
-		return
+		return nil, false
 	}
-	id := NewJobID()
-	body, err := webhook.Envelope(*o.Webhook, ev, id)
+	body, err := webhook.Envelope(*o.Webhook, ev, NewJobID())
 	if err != nil {
 		r.cfg.Log.ErrorContext(ctx, "webhook envelope", "job_id", jobID, "event", ev.Type, "err", err)
+		return nil, false
+	}
+	return body, true
+}
+
+// enqueueWebhook queues the delivery of body.
+func (r *Runner) enqueueWebhook(ctx context.Context, jobID string, o *JobOptions, event string, body []byte, opts *river.InsertOpts) {
+	args := webhookArgs{Job: jobID, Event: event, Spec: *o.Webhook, Body: body}
+	if err := r.q.Insert(context.WithoutCancel(ctx), args, opts); err != nil {
+		r.cfg.Log.ErrorContext(ctx, "queue webhook", "job_id", jobID, "event", event, "err", err)
+	}
+}
+
+// notify queues a webhook delivery of ev. last delays it a little so that
+// it lands after the page events queued before it.
+func (r *Runner) notify(ctx context.Context, jobID string, o *JobOptions, ev webhook.Event, last bool) {
+	body, ok := r.envelope(ctx, jobID, o, ev)
+	if !ok {
 		return
 	}
 	var opts *river.InsertOpts
 	if last {
 		opts = &river.InsertOpts{ScheduledAt: r.now().Add(time.Second)}
 	}
-	args := webhookArgs{Job: jobID, Event: ev.Type, Spec: *o.Webhook, Body: body}
-	if err := r.q.Insert(context.WithoutCancel(ctx), args, opts); err != nil {
-		r.cfg.Log.ErrorContext(ctx, "queue webhook", "job_id", jobID, "event", ev.Type, "err", err)
-	}
+	r.enqueueWebhook(ctx, jobID, o, ev.Type, body, opts)
 }
 
 // startedTimeout bounds the direct delivery of a started event.
@@ -391,28 +404,19 @@ const startedTimeout = 5 * time.Second
 // the started event reaches the receiver before any page event; a delivery
 // that fails in a way a retry may fix is queued like the other events.
 func (r *Runner) notifyNow(ctx context.Context, jobID string, o *JobOptions, ev webhook.Event) {
-	if o.Webhook == nil || o.Webhook.IsZero() || !o.Webhook.Wants(ev.Type) || r.cfg.Webhooks == nil {
-		return
-	}
-	id := NewJobID()
-	body, err := webhook.Envelope(*o.Webhook, ev, id)
-	if err != nil {
-		r.cfg.Log.ErrorContext(ctx, "webhook envelope", "job_id", jobID, "event", ev.Type, "err", err)
+	body, ok := r.envelope(ctx, jobID, o, ev)
+	if !ok {
 		return
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startedTimeout)
-	err = r.cfg.Webhooks.Send(sctx, *o.Webhook, body)
+	err := r.cfg.Webhooks.Send(sctx, *o.Webhook, body)
 	cancel()
 	if err == nil {
 		return
 	}
 	r.cfg.Log.WarnContext(ctx, "webhook delivery failed", "job_id", jobID, "event", ev.Type, "attempt", 1, "err", err)
-	if webhook.Permanent(err) {
-		return
-	}
-	args := webhookArgs{Job: jobID, Event: ev.Type, Spec: *o.Webhook, Body: body}
-	if err := r.q.Insert(context.WithoutCancel(ctx), args, nil); err != nil {
-		r.cfg.Log.ErrorContext(ctx, "queue webhook", "job_id", jobID, "event", ev.Type, "err", err)
+	if !webhook.Permanent(err) {
+		r.enqueueWebhook(ctx, jobID, o, ev.Type, body, nil)
 	}
 }
 

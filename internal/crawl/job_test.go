@@ -19,8 +19,6 @@ import (
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
-	"github.com/firegate/firegate/internal/store/postgres"
-	"github.com/firegate/firegate/internal/store/sqlite"
 	"github.com/firegate/firegate/internal/store/teststore"
 	"github.com/firegate/firegate/internal/testenv"
 	"github.com/firegate/firegate/internal/webhook"
@@ -71,14 +69,7 @@ func newHarness(t testing.TB, st jobStore, o harnessOptions) *harness {
 	workers := river.NewWorkers()
 	runner.Register(workers)
 	opts := queue.Options{Workers: o.workers}
-	var q *queue.Queue
-	var err error
-	switch s := st.(type) {
-	case *postgres.Store:
-		q, err = queue.OpenPostgres(t.Context(), s.Pool(), workers, opts, log)
-	case *sqlite.Store:
-		q, err = queue.OpenSQLite(t.Context(), s.WriteDB(), workers, opts, log)
-	}
+	q, err := queue.Open(t.Context(), st, workers, opts, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -439,14 +439,9 @@ func (r *Runner) complete(ctx context.Context, c *cachedJob) {
 	r.cfg.Log.InfoContext(ctx, "job "+status, "job_id", j.ID, "kind", j.Kind, "team_id", j.TeamID,
 		"pages", j.Documents, "failed", j.Completed-j.Documents, "credits", j.CreditsUsed,
 		"duration_ms", elapsed.Milliseconds())
-	kind := webhookKind(j.Kind)
-	if status == store.JobFailed {
-		// The reference never sends crawl.failed; completed is what its
-		// users wait for.
-		r.notify(ctx, j.ID, &c.opts, kind.Completed(j.ID), true)
-		return
-	}
-	r.notify(ctx, j.ID, &c.opts, kind.Completed(j.ID), true)
+	// A failed crawl also ends with completed: the reference never sends
+	// crawl.failed, and completed is what its users wait for.
+	r.notify(ctx, j.ID, &c.opts, webhookKind(j.Kind).Completed(j.ID), true)
 }
 
 // progress logs a running job's progress at most every ProgressEvery.

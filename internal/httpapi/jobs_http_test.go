@@ -21,8 +21,6 @@ import (
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
-	"github.com/firegate/firegate/internal/store/postgres"
-	"github.com/firegate/firegate/internal/store/sqlite"
 	"github.com/firegate/firegate/internal/store/teststore"
 	"github.com/firegate/firegate/internal/testenv"
 )
@@ -70,14 +68,7 @@ func newJobAPI(t *testing.T, kind string) *jobAPI {
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Describe: Describe, Log: log})
 	workers := river.NewWorkers()
 	runner.Register(workers)
-	var q *queue.Queue
-	var err error
-	switch s := st.(type) {
-	case *postgres.Store:
-		q, err = queue.OpenPostgres(t.Context(), s.Pool(), workers, queue.Options{Workers: 8}, log)
-	case *sqlite.Store:
-		q, err = queue.OpenSQLite(t.Context(), s.WriteDB(), workers, queue.Options{Workers: 8}, log)
-	}
+	q, err := queue.Open(t.Context(), st, workers, queue.Options{Workers: 8}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,3 +275,15 @@ func (q *Queue) Ping(ctx context.Context) error {
 	_, err := q.depth(ctx)
 	return err
 }
+
+// Open builds the queue on the database of a store: one with a Pool (the
+// Postgres store) or a WriteDB (the SQLite store).
+func Open(ctx context.Context, st any, workers *river.Workers, o Options, log *slog.Logger) (*Queue, error) {
+	switch s := st.(type) {
+	case interface{ Pool() *pgxpool.Pool }:
+		return OpenPostgres(ctx, s.Pool(), workers, o, log)
+	case interface{ WriteDB() *sql.DB }:
+		return OpenSQLite(ctx, s.WriteDB(), workers, o, log)
+	}
+	return nil, fmt.Errorf("queue: no queue for store %T", st)
+}
