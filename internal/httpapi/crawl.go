@@ -315,10 +315,14 @@ func (s *Server) baseURL(r *http.Request) string {
 	return scheme + "://" + r.Host
 }
 
-// ownJob loads the job at the route's id for the caller's team: 400 for an
-// id that is not a UUID, 404 for an unknown job or one of another kind,
-// 403 for another team's.
+// ownJob counts a status read against the caller's rate limit and loads
+// the job at the route's id for the caller's team: 400 for an id that is
+// not a UUID, 404 for an unknown job, one of another kind or another
+// team's, 404 "Job expired" past its expiry.
 func (s *Server) ownJob(r *http.Request, kind string) (store.Job, error) {
+	if err := s.rateLimited(r.Context(), teamFrom(r.Context()), limits.ClassStatus); err != nil {
+		return store.Job{}, err
+	}
 	id := chi.URLParam(r, "id")
 	if _, err := uuid.Parse(id); err != nil {
 		return store.Job{}, errInvalidJobID
@@ -464,10 +468,6 @@ func badQuery(field, msg string) *Error {
 func (s *Server) handleJobStatus(kind string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
-		team := teamFrom(ctx)
-		if err := s.rateLimited(ctx, team, limits.ClassStatus); err != nil {
-			return err
-		}
 		skip, limit, err := pageParams(r)
 		if err != nil {
 			return err
@@ -489,15 +489,11 @@ func (s *Server) handleJobStatus(kind string) handlerFunc {
 func (s *Server) handleJobCancel(kind string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
-		team := teamFrom(ctx)
-		if err := s.rateLimited(ctx, team, limits.ClassStatus); err != nil {
-			return err
-		}
 		j, err := s.ownJob(r, kind)
 		if err != nil {
 			return err
 		}
-		switch err := s.jobs.Cancel(ctx, team.ID, j.ID); {
+		switch err := s.jobs.Cancel(ctx, j.TeamID, j.ID); {
 		case errors.Is(err, crawl.ErrJobNotFound):
 			return errCrawlNotFound
 		case errors.Is(err, crawl.ErrJobFinished):
@@ -528,10 +524,6 @@ type jobErrorItem struct {
 func (s *Server) handleJobErrors(kind string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
-		team := teamFrom(ctx)
-		if err := s.rateLimited(ctx, team, limits.ClassStatus); err != nil {
-			return err
-		}
 		j, err := s.ownJob(r, kind)
 		if err != nil {
 			return err
