@@ -538,3 +538,32 @@ func TestCrawlExternalLinksOneHop(t *testing.T) {
 		t.Errorf("the external site's bare home page was fetched")
 	}
 }
+
+func TestReconcileQueuesALostKickoff(t *testing.T) {
+	site := testsite.New(testsite.Options{Pages: 40})
+	srv := httptest.NewServer(site)
+	t.Cleanup(srv.Close)
+	h := newHarness(t, openStore(t, "postgres"), harnessOptions{})
+	o := defaultOptions()
+	o.Sitemap = crawl.SitemapSkip
+	opts, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A crawl stored three minutes ago whose kickoff never reached the
+	// queue (its process died in between).
+	id := crawl.NewJobID()
+	created := time.Now().Add(-3 * time.Minute).UTC()
+	_, err = h.st.CreateJob(t.Context(), store.Job{ID: id, TeamID: h.team.ID, Kind: store.JobCrawl, URL: srv.URL + "/",
+		Limit: 10, Options: opts, CreatedAt: created, ExpiresAt: created.Add(24 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.runner.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	j := h.wait(t, id, 30*time.Second)
+	if j.Status != store.JobCompleted || j.Total != 10 {
+		t.Errorf("after reconcile: status %s, total %d", j.Status, j.Total)
+	}
+}

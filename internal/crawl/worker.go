@@ -503,6 +503,40 @@ func (w *purgeWorker) Work(ctx context.Context, _ *river.Job[purgeArgs]) error {
 	if n > 0 {
 		w.r.cfg.Log.InfoContext(ctx, "expired jobs purged", "jobs", n)
 	}
+	return w.r.Reconcile(ctx)
+}
+
+// stuckAfter is how old a running job with nothing in flight must be before
+// Reconcile repairs it.
+const stuckAfter = 2 * time.Minute
+
+// Reconcile repairs running jobs a crash left stranded between two steps
+// that are not one transaction: a crawl whose kickoff was never queued (the
+// process died between storing the job and queueing it) gets its kickoff;
+// a job whose every page finished but which was never marked complete is
+// completed. (A job with skipped pages in that state is not detected.)
+func (r *Runner) Reconcile(ctx context.Context) error {
+	ids, err := r.cfg.Jobs.ScrapingJobs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		j, err := r.cfg.Jobs.Job(ctx, id)
+		if err != nil || r.now().Sub(j.CreatedAt) < stuckAfter {
+			continue
+		}
+		switch {
+		case j.Kind == store.JobCrawl && j.Total == 0:
+			// Unique by arguments: a kickoff still queued is not doubled.
+			if err := r.q.Insert(ctx, kickoffArgs{Job: id}, nil); err != nil {
+				return err
+			}
+		case j.Total > 0 && j.Completed == j.Total:
+			if c, err := r.job(ctx, id); err == nil {
+				r.complete(ctx, c)
+			}
+		}
+	}
 	return nil
 }
 
