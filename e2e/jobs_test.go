@@ -112,4 +112,16 @@ func TestJavaScriptSDKJobs(t *testing.T) {
 	if !strings.Contains(srv.logs.String(), "status=101") {
 		t.Errorf("the watcher did not use the WebSocket")
 	}
+	resp, err := http.Get(srv.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	metrics, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{`firegate_job_pages_total{kind="crawl",state="done"}`, `firegate_job_pages_total{kind="batch",state="done"}`,
+		`firegate_credits_charged_total{kind="crawl"}`, "firegate_queue_depth "} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }

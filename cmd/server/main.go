@@ -265,8 +265,12 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Metrics: obs.scrape})
-	jobsRT, err := openJobs(ctx, cfg, st, crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
-		Ledger: ledger, Limiter: limiter, Describe: httpapi.Describe}, log)
+	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
+		Ledger: ledger, Limiter: limiter, Describe: httpapi.Describe}
+	if obs.m != nil {
+		rc.ObservePage = obs.m.ObserveJobPage
+	}
+	jobsRT, err := openJobs(ctx, cfg, st, rc, log)
 	if err != nil {
 		return err
 	}

@@ -83,6 +83,9 @@ type RunnerConfig struct {
 	// Describe gives the API error code and message of a failed page (the
 	// HTTP layer's error table); nil reports the error text as is.
 	Describe func(error) (code, msg string)
+	// ObservePage, optional, is told of every page this process finishes:
+	// the job kind and the URL state (done, failed, skipped).
+	ObservePage func(kind, state string)
 	// ProgressEvery is how often a running job logs its progress; default
 	// 10s.
 	ProgressEvery time.Duration

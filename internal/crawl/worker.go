@@ -386,6 +386,7 @@ func (r *Runner) finishDoc(ctx context.Context, c *cachedJob, a pageArgs, res st
 		return err
 	}
 	if finished {
+		r.observe(c, res.State)
 		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind).Page(a.Job, doc), false)
 		r.progress(ctx, c)
 	}
@@ -400,6 +401,9 @@ func (r *Runner) finish(ctx context.Context, c *cachedJob, a pageArgs, res store
 	finished, pending, err := r.cfg.Jobs.FinishURL(ctx, a.Job, a.Key, res)
 	if err != nil {
 		return err
+	}
+	if finished {
+		r.observe(c, res.State)
 	}
 	if finished && res.State == store.URLFailed {
 		r.progress(ctx, c)
@@ -442,6 +446,13 @@ func (r *Runner) complete(ctx context.Context, c *cachedJob) {
 	// A failed crawl also ends with completed: the reference never sends
 	// crawl.failed, and completed is what its users wait for.
 	r.notify(ctx, j.ID, &c.opts, webhookKind(j.Kind).Completed(j.ID), true)
+}
+
+// observe reports a finished page to the metrics.
+func (r *Runner) observe(c *cachedJob, state string) {
+	if r.cfg.ObservePage != nil {
+		r.cfg.ObservePage(c.job.Kind, state)
+	}
 }
 
 // progress logs a running job's progress at most every ProgressEvery.

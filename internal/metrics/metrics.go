@@ -46,6 +46,7 @@ type Metrics struct {
 	scrapes      *prometheus.HistogramVec
 	cache        *prometheus.CounterVec
 	credits      *prometheus.CounterVec
+	jobPages     *prometheus.CounterVec
 	queueDepth   prometheus.Gauge
 
 	tabs         atomic.Pointer[func() (inUse, limit int)]
@@ -93,6 +94,10 @@ func New(o Options) *Metrics {
 		Namespace: Namespace, Name: "credits_charged_total",
 		Help: "Credits charged to teams, by kind of work (scrape, map, crawl, ...).",
 	}, []string{"kind"})
+	m.jobPages = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "job_pages_total",
+		Help: "Pages of crawls and batch scrapes finished by this process, by job kind and state (done, failed, skipped).",
+	}, []string{"kind", "state"})
 	m.queueDepth = prometheus.NewGauge(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "queue_depth",
 		Help: "Jobs waiting in the work queue, read on each collection; 0 when no queue is wired.",
@@ -108,7 +113,7 @@ func New(o Options) *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.httpRequests, m.httpDuration, m.scrapes, m.cache, m.credits, m.queueDepth, tabsInUse, tabsMax,
+		m.httpRequests, m.httpDuration, m.scrapes, m.cache, m.credits, m.jobPages, m.queueDepth, tabsInUse, tabsMax,
 	)
 	return m
 }
@@ -156,6 +161,15 @@ func (m *Metrics) ObserveCache(hit bool) {
 		result = "hit"
 	}
 	m.cache.WithLabelValues(result).Inc()
+}
+
+// ObserveJobPage counts one finished page of a crawl or batch scrape (the
+// crawl runner's callback).
+func (m *Metrics) ObserveJobPage(kind, state string) {
+	if m == nil {
+		return
+	}
+	m.jobPages.WithLabelValues(kind, state).Inc()
 }
 
 // ObserveCharge records credits charged for one kind of work (the billing

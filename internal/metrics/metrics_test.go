@@ -39,6 +39,9 @@ func TestObservers(t *testing.T) {
 	m.ObserveCharge("scrape", 1)
 	m.ObserveCharge("scrape", 5)
 	m.ObserveCharge("map", 0) // nothing charged, nothing counted
+	m.ObserveJobPage("crawl", "done")
+	m.ObserveJobPage("crawl", "done")
+	m.ObserveJobPage("batch", "failed")
 
 	for _, tc := range []struct {
 		name string
@@ -50,6 +53,8 @@ func TestObservers(t *testing.T) {
 		{"cache hit", testutil.ToFloat64(m.cache.WithLabelValues("hit")), 1},
 		{"cache miss", testutil.ToFloat64(m.cache.WithLabelValues("miss")), 2},
 		{"credits scrape", testutil.ToFloat64(m.credits.WithLabelValues("scrape")), 6},
+		{"crawl pages done", testutil.ToFloat64(m.jobPages.WithLabelValues("crawl", "done")), 2},
+		{"batch pages failed", testutil.ToFloat64(m.jobPages.WithLabelValues("batch", "failed")), 1},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
