@@ -315,6 +315,7 @@ func TestCrawlValidation(t *testing.T) {
 		{`{"url":"https://example.com","webhook":{"url":"ftp://x"}}`, "BAD_REQUEST", "", 400},
 		{`{"url":"https://example.com","prompt":"only the blog"}`, "CRAWL_PROMPT_NOT_SUPPORTED", "", 400},
 		{`{"limit":5}`, "BAD_REQUEST", "", 400},
+		{`{"url":"https://example.com","zeroDataRetention":true}`, "ZDR_NOT_ENABLED", "", 403},
 	}
 	for _, c := range cases {
 		code, m := api.call(t, http.MethodPost, "/v2/crawl", keyA, c.body)
@@ -342,6 +343,10 @@ func TestBatchRoutes(t *testing.T) {
 	code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, `{"urls":["not a url"],"ignoreInvalidURLs":true}`)
 	if code != 400 || m["error"] != "No valid URLs provided" {
 		t.Errorf("no valid URLs: %d %v", code, m)
+	}
+	code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, `{"urls":["`+target+`/"],"zeroDataRetention":true}`)
+	if code != 403 || m["code"] != "ZDR_NOT_ENABLED" {
+		t.Errorf("zero data retention without the team flag: %d %v", code, m)
 	}
 	code, m = api.call(t, http.MethodPost, "/v2/batch/scrape", keyA, `{"urls":[]}`)
 	if code != 400 {
