@@ -97,7 +97,7 @@ type JobStore interface {
 	Job(ctx context.Context, id string) (Job, error)
 	// ClaimURLs adds urls to the job, skipping keys the job already has and
 	// stopping when the job's Limit is reached (exactly, even under
-	// concurrent calls). It returns, in input order, the URLs this parent
+	// concurrent calls); a job not in status JobScraping claims nothing new. It returns, in input order, the URLs this parent
 	// owns: those it claimed now plus those it claimed in an earlier call
 	// with the same parent (so a retried job re-enqueues what it claimed
 	// before it died). parent is the key of the URL whose page linked them,

@@ -131,7 +131,8 @@ const claimURLs = `WITH input AS (
 	FROM input i
 	WHERE NOT EXISTS (SELECT 1 FROM existing e WHERE e.key = i.key)
 	ORDER BY i.ord
-	LIMIT (SELECT CASE WHEN url_limit = 0 THEN NULL ELSE greatest(url_limit - url_count, 0) END
+	LIMIT (SELECT CASE WHEN status <> 'scraping' THEN 0 WHEN url_limit = 0 THEN NULL
+		ELSE greatest(url_limit - url_count, 0) END
 		FROM jobs WHERE id = $1)
 ), ins AS (
 	INSERT INTO job_urls (job_id, key, url, depth, parent)

@@ -120,8 +120,9 @@ func (s *Store) ClaimURLs(ctx context.Context, jobID, parent string, urls []stor
 	err = s.Transact(ctx, func(tx DBTX) error {
 		owned = make([]store.JobURL, 0, len(input))
 		var limit, count int
+		var status string
 		if err := tx.QueryRowContext(ctx,
-			`SELECT url_limit, url_count FROM jobs WHERE id = ?`, job).Scan(&limit, &count); err != nil {
+			`SELECT url_limit, url_count, status FROM jobs WHERE id = ?`, job).Scan(&limit, &count, &status); err != nil {
 			return mapErr(err)
 		}
 		// The claimed ones among the input: owned[key] tells whether parent
@@ -161,7 +162,10 @@ func (s *Store) ClaimURLs(ctx context.Context, jobID, parent string, urls []stor
 			_ = rows.Close()
 		}
 		room := math.MaxInt
-		if limit > 0 {
+		switch {
+		case status != store.JobScraping:
+			room = 0 // a finished or cancelled job claims nothing new
+		case limit > 0:
 			room = max(limit-count, 0)
 		}
 		var fresh []store.JobURL

@@ -382,6 +382,17 @@ func testClaimURLsLimit(t *testing.T, s JobsUnderTest) {
 	// Finishing URLs frees no room: the limit counts claims.
 	mustFinish(t, s, job, "a", done("A", 1))
 	checkClaim(t, s, job, "b", u("h"), nil)
+
+	// A job that left scraping claims nothing new, whatever its limit;
+	// a retried page still gets what it owns.
+	open := mustJob(t, s, team.ID).ID
+	checkClaim(t, s, open, "", u("a"), u("a"))
+	if ok, err := s.SetJobStatus(t.Context(), open, []string{store.JobScraping}, store.JobCancelled, ""); err != nil || !ok {
+		t.Fatalf("SetJobStatus: %v %v", ok, err)
+	}
+	checkClaim(t, s, open, "a", u("x", "y"), nil)
+	checkClaim(t, s, open, "", u("a", "z"), u("a"))
+	checkCounters(t, s, open, store.Job{Total: 1})
 }
 
 func testClaimURLsMany(t *testing.T, s JobsUnderTest) {
