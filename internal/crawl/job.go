@@ -189,7 +189,9 @@ func (r *Runner) StartBatch(ctx context.Context, j store.Job, o JobOptions, urls
 }
 
 // AppendBatch adds urls to a batch scrape of team teamID, reopening it if it
-// had completed. ErrJobNotFound if there is no such batch of that team.
+// had completed; URLs the batch already has are left alone (when all are,
+// a completed batch stays completed). ErrJobNotFound if there is no such
+// batch of that team.
 func (r *Runner) AppendBatch(ctx context.Context, teamID, id string, urls []string) error {
 	j, err := r.cfg.Jobs.Job(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (j.TeamID != teamID || j.Kind != store.JobBatch)) {
@@ -198,11 +200,26 @@ func (r *Runner) AppendBatch(ctx context.Context, teamID, id string, urls []stri
 	if err != nil {
 		return err
 	}
-	if _, err := r.cfg.Jobs.SetJobStatus(ctx, id, []string{store.JobCompleted}, store.JobScraping, ""); err != nil {
+	// Reopen first: a job that is not scraping claims nothing.
+	reopened, err := r.cfg.Jobs.SetJobStatus(ctx, id, []string{store.JobCompleted}, store.JobScraping, "")
+	if err != nil {
 		return err
 	}
 	r.forget(id)
-	return r.seed(ctx, id, batchURLs(urls))
+	// Claimed under a parent of their own, the URLs returned are only those
+	// new to the batch (its seeds were claimed under "").
+	claimed, err := r.cfg.Jobs.ClaimURLs(ctx, id, "append:"+NewJobID(), batchURLs(urls))
+	if err != nil {
+		return fmt.Errorf("crawl: claim urls: %w", err)
+	}
+	if len(claimed) == 0 {
+		if reopened {
+			// Nothing new: no page would ever complete it again.
+			_, err = r.cfg.Jobs.SetJobStatus(ctx, id, []string{store.JobScraping}, store.JobCompleted, "")
+		}
+		return err
+	}
+	return r.enqueuePages(ctx, id, claimed)
 }
 
 // batchURLs are the JobURLs of a batch: each distinct URL once, as given.
@@ -327,8 +344,17 @@ func (r *Runner) job(ctx context.Context, id string) (*cachedJob, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if c = r.cache[id]; c != nil {
+	if old := r.cache[id]; old != nil {
+		// A new copy rather than an update in place: pages holding the old
+		// one read its job and readAt without the lock. The seen set stays
+		// shared.
+		if old.seen == nil {
+			old.seen = make(map[string]struct{})
+		}
+		c = new(cachedJob)
+		*c = *old
 		c.job, c.readAt = j, r.now()
+		r.cache[id] = c
 		return c, nil
 	}
 	c = &cachedJob{job: j, readAt: r.now(), started: r.now(), progress: r.now()}

@@ -211,9 +211,10 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 			return err
 		}
 	}
-	if state != store.URLPending || c.job.Status != store.JobScraping {
-		// Done before (a retried job) or the job ended: settle the URL and
-		// see whether the job is complete.
+	if state != store.URLPending || stopped(c.job.Status) {
+		// Done before (a retried job) or the job was stopped: settle the
+		// URL and see whether the job is complete. (A completed job's
+		// pending URL is scraped: a batch appended to as it completed.)
 		return r.finish(ctx, c, a, store.URLResult{State: store.URLSkipped})
 	}
 	host, hostDelay := r.crawlDelay(ctx, c, a.URL)
@@ -223,6 +224,18 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	}
 	if err != nil {
 		return err
+	}
+	// The job may have been cancelled while the page waited for its slot:
+	// a page not started yet is skipped like a queued one.
+	if fresh, err := r.job(ctx, a.Job); err != nil || stopped(fresh.job.Status) {
+		release()
+		if errors.Is(err, ErrJobNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return r.finish(ctx, fresh, a, store.URLResult{State: store.URLSkipped})
 	}
 	opts := c.opts.Scrape
 	opts.URL, opts.TeamID = a.URL, c.job.TeamID
@@ -549,6 +562,11 @@ func (r *Runner) Reconcile(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// stopped reports whether a job in status no longer starts pages.
+func stopped(status string) bool {
+	return status == store.JobCancelled || status == store.JobFailed
 }
 
 func hasFormat(fs []scrape.Format, t string) bool {

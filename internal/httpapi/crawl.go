@@ -118,8 +118,10 @@ func (v *validator) crawlRequest(m jsonObject) crawlRequest {
 		o.Scrape = v.scrapeOptions([]any{"scrapeOptions"}, nil)
 	}
 	o.Scrape.Origin, o.Scrape.Integration = origin, integration
-	req.ZDR = v.optBool(nil, m, "zeroDataRetention", false)
-	o.Scrape.ZeroDataRetention = o.Scrape.ZeroDataRetention || req.ZDR
+	// Zero data retention asked for at the top or in scrapeOptions: either
+	// needs the team's permission.
+	o.Scrape.ZeroDataRetention = o.Scrape.ZeroDataRetention || v.optBool(nil, m, "zeroDataRetention", false)
+	req.ZDR = o.Scrape.ZeroDataRetention
 	o.Webhook = v.webhook(m)
 	if !v.failed() && req.URL != "" {
 		if _, err := crawl.NewRules(req.URL, *rules); err != nil {
@@ -171,7 +173,7 @@ type startResponse struct {
 	Success     bool     `json:"success"`
 	ID          string   `json:"id"`
 	URL         string   `json:"url"`
-	InvalidURLs []string `json:"invalidURLs,omitempty"`
+	InvalidURLs []string `json:"invalidURLs,omitzero"` // nil: absent; empty: []
 }
 
 // handleCrawl serves POST /v2/crawl.
@@ -525,6 +527,11 @@ func (s *Server) handleJobErrors(kind string) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx := r.Context()
 		j, err := s.ownJob(r, kind)
+		if errors.Is(err, errInvalidJobID) && kind == store.JobBatch {
+			// The reference checks no id format on this one route: an id
+			// that is not a UUID is simply not found.
+			err = errCrawlNotFound
+		}
 		if err != nil {
 			return err
 		}

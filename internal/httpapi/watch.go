@@ -30,12 +30,18 @@ func isWebSocket(r *http.Request) bool {
 }
 
 // isWatchPath reports whether path is a job's own path (/v2/crawl/{id} or
-// /v2/batch/scrape/{id}), the only place a watcher is served.
+// /v2/batch/scrape/{id}), the only place a watcher is served. Any id
+// segment counts (but the names of the other crawl routes): the watcher
+// answers a malformed one with close code 1008, which it can only do after
+// the upgrade.
 func isWatchPath(path string) bool {
 	for _, prefix := range []string{"/v2/crawl/", "/v2/batch/scrape/"} {
 		if id, ok := strings.CutPrefix(path, prefix); ok {
-			_, err := uuid.Parse(id)
-			return err == nil && !strings.Contains(id, "/")
+			switch id {
+			case "", "active", "ongoing", "params-preview":
+				return false
+			}
+			return !strings.Contains(id, "/")
 		}
 	}
 	return false
