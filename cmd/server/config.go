@@ -22,6 +22,9 @@ type Config struct {
 	AllowPrivate    bool          // ALLOW_PRIVATE_TARGETS: fetch loopback/private addresses
 	FetchMaxBytes   int64         // FETCH_MAX_BYTES: response size cap, default 10 MiB
 	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: drain time on SIGTERM, default 30s
+	HTTPReadHeader  time.Duration // HTTP_READ_HEADER_TIMEOUT: time to send the request headers, default 10s
+	HTTPReadBody    time.Duration // HTTP_READ_TIMEOUT: time to send the request body once the headers are in, default 60s
+	HTTPIdle        time.Duration // HTTP_IDLE_TIMEOUT: how long an idle keep-alive connection is kept, default 120s
 	LogLevel        slog.Level    // LOG_LEVEL: debug, info (default), warn, error
 	LogFormat       string        // LOG_FORMAT: json (default) or text
 	RedisURL        string        // REDIS_URL: shared cache; empty = in-process cache
@@ -87,6 +90,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		TeamConcurrency: 64,
 		FetchMaxBytes:   10 << 20,
 		ShutdownTimeout: 30 * time.Second,
+		HTTPReadHeader:  10 * time.Second,
+		HTTPReadBody:    60 * time.Second,
+		HTTPIdle:        120 * time.Second,
 		QueueWorkers:    32,
 		JobTTL:          24 * time.Hour,
 		JobTimeout:      5 * time.Minute,
@@ -128,6 +134,18 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("SHUTDOWN_TIMEOUT: %q is not a duration like 30s", v))
 		}
 		c.ShutdownTimeout = d
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"HTTP_READ_HEADER_TIMEOUT", &c.HTTPReadHeader}, {"HTTP_READ_TIMEOUT", &c.HTTPReadBody}, {"HTTP_IDLE_TIMEOUT", &c.HTTPIdle}} {
+		if v := getenv(d.name); v != "" {
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				errs = append(errs, fmt.Errorf("%s: %q is not a positive duration like 10s", d.name, v))
+			}
+			*d.dst = t
+		}
 	}
 	if v := getenv("CACHE_MAX_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)

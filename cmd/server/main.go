@@ -308,6 +308,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Defaults:    httpapi.LimitDefaults{Concurrency: cfg.TeamConcurrency, RateMultiplier: cfg.TeamRateMult},
 		Metrics:     obs.api,
 		ReadyChecks: checks,
+		BodyTimeout: cfg.HTTPReadBody,
 		Log:         log,
 	})
 
@@ -322,12 +323,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if workerOnly {
 		handler = opsOnly(api)
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
+	srv := newHTTPServer(ctx, cfg, handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	api.SetReady(true)
@@ -351,6 +347,22 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	}
 	log.InfoContext(ctx, "server stopped")
 	return nil
+}
+
+// newHTTPServer is the API's http.Server: headers must arrive within
+// HTTP_READ_HEADER_TIMEOUT and idle keep-alive connections close after
+// HTTP_IDLE_TIMEOUT. The body deadline (HTTP_READ_TIMEOUT) is applied per
+// request by the API (httpapi.Deps.BodyTimeout), which answers 408 with a
+// clear code. There is no WriteTimeout: it would cut long scrapes and
+// WebSocket watchers, which their own timeouts bound.
+func newHTTPServer(ctx context.Context, cfg Config, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.HTTPReadHeader,
+		IdleTimeout:       cfg.HTTPIdle,
+		MaxHeaderBytes:    1 << 20,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
 }
 
 // servePprof serves the runtime profiles on a separate listener, for

@@ -73,8 +73,13 @@ func (s *Server) charge(ctx context.Context, t auth.Team, credits int64, kind st
 	}
 }
 
+// defaultSlotWait is how long a request without a timeout of its own (a
+// map without one) waits for a concurrency slot.
+const defaultSlotWait = 60 * time.Second
+
 // acquire waits for one of the team's concurrency slots, for at most wait;
-// the returned release must be called.
+// the returned release must be called. Every synchronous route that does
+// work (scrape, map, parse) holds one while it works.
 func (s *Server) acquire(ctx context.Context, t auth.Team, wait time.Duration) (func(), time.Duration, error) {
 	limit := s.concurrencyLimit(t)
 	if s.limiter == nil || limit <= 0 {

@@ -195,7 +195,8 @@ type mapResponse struct {
 }
 
 // handleMap serves POST /v2/map: validate, rate limit (class map), credit
-// pre-check, map, charge one credit.
+// pre-check, wait for a team concurrency slot (like a scrape), map, charge
+// one credit.
 func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) error {
 	if s.mapper == nil {
 		return handleNotImplemented(w, r)
@@ -213,6 +214,15 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkCredits(ctx, team, billing.MinMap); err != nil {
 		return err
 	}
+	wait := req.Options.Timeout
+	if wait <= 0 {
+		wait = defaultSlotWait
+	}
+	release, _, err := s.acquire(ctx, team, wait)
+	if err != nil {
+		return err
+	}
+	defer release()
 	res, err := s.mapper.Map(ctx, req.Options)
 	if err != nil {
 		return err

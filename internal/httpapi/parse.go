@@ -31,7 +31,8 @@ type FileParser interface {
 }
 
 // handleParse serves POST /v2/parse: a multipart upload with a `file`
-// part and an optional `options` part holding JSON.
+// part and an optional `options` part holding JSON. The conversion holds
+// one of the team's concurrency slots, like a scrape.
 func (s *Server) handleParse(w http.ResponseWriter, r *http.Request) error {
 	if s.parser == nil {
 		return handleNotImplemented(w, r)
@@ -63,6 +64,11 @@ func (s *Server) handleParse(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkCredits(ctx, team, billing.MinParse); err != nil {
 		return err
 	}
+	release, _, err := s.acquire(ctx, team, opts.Timeout)
+	if err != nil {
+		return err
+	}
+	defer release()
 	doc, err := s.parser.ParseFile(ctx, opts, file)
 	if err != nil {
 		return err
@@ -98,6 +104,9 @@ func readParseUpload(r *http.Request) (scrape.File, []byte, error) {
 		if errors.As(err, &mbe) {
 			return f, nil, fileTooLarge()
 		}
+		if errors.Is(err, errBodyTimeout) {
+			return f, nil, errBodyTimeout
+		}
 		if err != nil {
 			return f, nil, badParse("Malformed multipart body: " + err.Error())
 		}
@@ -107,6 +116,9 @@ func readParseUpload(r *http.Request) (scrape.File, []byte, error) {
 			if errors.As(err, &mbe) || len(data) > MaxParseFileBytes {
 				return f, nil, fileTooLarge()
 			}
+			if errors.Is(err, errBodyTimeout) {
+				return f, nil, errBodyTimeout
+			}
 			if err != nil {
 				return f, nil, badParse("Could not read the file part: " + err.Error())
 			}
@@ -114,6 +126,9 @@ func readParseUpload(r *http.Request) (scrape.File, []byte, error) {
 			haveFile = true
 		case "options":
 			data, err := io.ReadAll(io.LimitReader(part, maxParseOptionsBytes+1))
+			if errors.Is(err, errBodyTimeout) {
+				return f, nil, errBodyTimeout
+			}
 			if err != nil || len(data) > maxParseOptionsBytes {
 				return f, nil, badParse("The options part must be JSON of at most 1 MB.")
 			}

@@ -73,6 +73,10 @@ type Deps struct {
 	Metrics Metrics
 	// ReadyChecks are run by GET /ready; none: ready while serving.
 	ReadyChecks []ReadyCheck
+	// BodyTimeout bounds the time a client has to send a request body
+	// (HTTP_READ_TIMEOUT); 0 = no bound. It needs a server whose
+	// connections support read deadlines (net/http's do).
+	BodyTimeout time.Duration
 	Log         *slog.Logger
 }
 
@@ -86,24 +90,25 @@ type LimitDefaults struct {
 
 // Server is the HTTP API. Create it with New; it is an http.Handler.
 type Server struct {
-	scraper   Scraper
-	auth      Authenticator
-	ledger    Ledger
-	limiter   limits.Limiter
-	defaults  LimitDefaults
-	log       *slog.Logger
-	ready     atomic.Bool
-	router    chi.Router
-	results   results
-	media     MediaFiles
-	parser    FileParser
-	mapper    Mapper
-	jobs      Jobs
-	jobStore  store.JobStore
-	publicURL string
-	metrics   Metrics
-	checks    []ReadyCheck
-	lastOK    sync.Map // team id -> time.Time of the last successful scrape
+	scraper     Scraper
+	auth        Authenticator
+	ledger      Ledger
+	limiter     limits.Limiter
+	defaults    LimitDefaults
+	log         *slog.Logger
+	ready       atomic.Bool
+	router      chi.Router
+	results     results
+	media       MediaFiles
+	parser      FileParser
+	mapper      Mapper
+	jobs        Jobs
+	jobStore    store.JobStore
+	publicURL   string
+	metrics     Metrics
+	checks      []ReadyCheck
+	bodyTimeout time.Duration
+	lastOK      sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
@@ -111,9 +116,9 @@ func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
 		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper,
 		jobs: d.Jobs, jobStore: d.JobStore, publicURL: strings.TrimRight(d.PublicURL, "/"),
-		metrics: d.Metrics, checks: d.ReadyChecks}
+		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout}
 	r := chi.NewRouter()
-	r.Use(s.requestID, s.accessLog, s.recoverPanics)
+	r.Use(s.requestID, s.accessLog, s.recoverPanics, s.bodyDeadline)
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {
 		return &Error{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: "Not Found"}
 	}))

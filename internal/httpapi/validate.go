@@ -60,6 +60,10 @@ func errInvalidJSON(cause error) *Error {
 func readJSONObject(r io.Reader) (jsonObject, *Error) {
 	body, err := io.ReadAll(r)
 	if err != nil {
+		var apiErr *Error
+		if errors.As(err, &apiErr) {
+			return nil, apiErr
+		}
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "PAYLOAD_TOO_LARGE", Message: msgTooLarge, err: err}
