@@ -32,6 +32,7 @@ type Config struct {
 	CacheTTL        time.Duration // CACHE_TTL: how long a cached document is kept, default 168h
 	TeamConcurrency int           // TEAM_CONCURRENCY_LIMIT: concurrent scrapes per team, default 64, 0 = unlimited
 	TeamRateMult    int           // TEAM_RATE_MULTIPLIER: multiplier of the base per-minute rates, default 0 = unlimited
+	WatchersPerTeam int           // WATCHERS_PER_TEAM: WebSocket watchers one team may hold open per process, default 1000
 	Browser         string        // BROWSER: "auto" (default: use Chrome when one is found) or "off"
 	ChromePath      string        // CHROME_PATH: Chrome binary; empty = chromium/google-chrome on PATH
 	BrowserWSURL    string        // BROWSER_WS_URL: a running Chrome's DevTools address instead of a local one
@@ -88,6 +89,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		CacheMaxBytes:   48 << 20,
 		CacheTTL:        7 * 24 * time.Hour,
 		TeamConcurrency: 64,
+		WatchersPerTeam: 1000,
 		FetchMaxBytes:   10 << 20,
 		ShutdownTimeout: 30 * time.Second,
 		HTTPReadHeader:  10 * time.Second,
@@ -174,6 +176,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("TEAM_RATE_MULTIPLIER: %q must be a non-negative integer (0 = unlimited)", v))
 		}
 		c.TeamRateMult = n
+	}
+	if v := getenv("WATCHERS_PER_TEAM"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("WATCHERS_PER_TEAM: %q must be a positive integer", v))
+		}
+		c.WatchersPerTeam = n
 	}
 	if v := getenv("QUEUE_WORKERS"); v != "" {
 		n, err := strconv.Atoi(v)

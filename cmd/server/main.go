@@ -309,6 +309,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Metrics:     obs.api,
 		ReadyChecks: checks,
 		BodyTimeout: cfg.HTTPReadBody,
+		MaxWatchers: cfg.WatchersPerTeam,
 		Log:         log,
 	})
 

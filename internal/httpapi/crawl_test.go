@@ -83,6 +83,9 @@ type fxOptions struct {
 	// wrapJobs, when set, wraps the store the Runner uses (the Server
 	// reads the store itself).
 	wrapJobs func(store.JobStore) store.JobStore
+	// wrapServerJobs, when set, wraps the store the Server reads jobs from.
+	wrapServerJobs func(store.JobStore) store.JobStore
+	maxWatchers    int // Deps.MaxWatchers
 }
 
 // newJobsFixture builds the fixture on a fresh store of kind ("postgres" or
@@ -127,7 +130,12 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 		}
 		teams[key] = auth.Team{ID: team.ID, Name: name, Limits: store.TeamLimits{ZeroDataRetention: key == fxKeyZDR}}
 	}
-	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, PublicURL: o.publicURL, Log: log})
+	var serverJobs store.JobStore = st
+	if o.wrapServerJobs != nil {
+		serverJobs = o.wrapServerJobs(st)
+	}
+	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: serverJobs, PublicURL: o.publicURL,
+		MaxWatchers: o.maxWatchers, Log: log})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

@@ -77,6 +77,10 @@ type Deps struct {
 	// (HTTP_READ_TIMEOUT); 0 = no bound. It needs a server whose
 	// connections support read deadlines (net/http's do).
 	BodyTimeout time.Duration
+	// MaxWatchers caps the WebSocket watchers one team holds open on this
+	// process (WATCHERS_PER_TEAM); 0 = DefaultMaxWatchers. The next one is
+	// closed with 1013 (try again later).
+	MaxWatchers int
 	Log         *slog.Logger
 }
 
@@ -108,6 +112,7 @@ type Server struct {
 	metrics     Metrics
 	checks      []ReadyCheck
 	bodyTimeout time.Duration
+	watchers    *watchHub
 	lastOK      sync.Map // team id -> time.Time of the last successful scrape
 }
 
@@ -116,7 +121,8 @@ func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
 		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper,
 		jobs: d.Jobs, jobStore: d.JobStore, publicURL: strings.TrimRight(d.PublicURL, "/"),
-		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout}
+		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
+		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers)}
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.accessLog, s.recoverPanics, s.bodyDeadline)
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -21,7 +22,8 @@ const (
 	closeForbidden  websocket.StatusCode = 3003
 )
 
-// watchPoll is how often the watcher looks for new documents.
+// watchPoll is how often the shared poller of a watched job looks for new
+// documents.
 const watchPoll = 250 * time.Millisecond
 
 // isWebSocket reports whether r asks for a WebSocket upgrade.
@@ -85,6 +87,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, kind string) {
 		return
 	}
 	noteTeam(r.Context(), team.ID)
+	release, ok := s.watchers.admit(team.ID)
+	if !ok {
+		_ = c.Close(websocket.StatusTryAgainLater, fmt.Sprintf("Too many watchers: this team has %d open, the most allowed", s.watchers.maxPerTeam))
+		return
+	}
+	defer release()
 	id := chi.URLParam(r, "id")
 	if _, err := uuid.Parse(id); err != nil {
 		_ = c.Close(websocket.StatusPolicyViolation, "Invalid job ID format")
@@ -113,50 +121,89 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, kind string) {
 	if err := writeWS(ctx, c, watchMessage{Type: "catchup", Data: status}); err != nil {
 		return
 	}
-	tick := time.NewTicker(watchPoll)
-	defer tick.Stop()
+	if isFinal(j.Status) {
+		// Nothing will change: the rest of the documents, then the end.
+		if _, err := s.sendDocuments(ctx, c, id, sent, -1); err == nil {
+			finishWatch(ctx, c, j)
+		}
+		return
+	}
+	sub, leave := s.watchers.subscribe(id, sent)
+	defer leave()
 	for {
-		j, err = s.jobStore.Job(ctx, id)
-		if err != nil {
-			_ = c.Close(websocket.StatusInternalError, "Internal error")
-			return
-		}
-		for {
-			docs, err := s.jobStore.Documents(ctx, id, sent, 100)
-			if err != nil {
-				_ = c.Close(websocket.StatusInternalError, "Internal error")
-				return
-			}
-			for _, d := range docs {
-				if err := writeWS(ctx, c, watchMessage{Type: "document", Data: json.RawMessage(d)}); err != nil {
-					return
-				}
-			}
-			sent += len(docs)
-			if len(docs) < 100 {
-				break
-			}
-		}
-		switch j.Status {
-		case store.JobCompleted:
-			_ = writeWS(ctx, c, watchMessage{Type: "done"})
-			_ = c.Close(websocket.StatusNormalClosure, "")
-			return
-		case store.JobFailed, store.JobCancelled:
-			msg := j.Error
-			if msg == "" {
-				msg = "The job was " + j.Status + "."
-			}
-			_ = writeWS(ctx, c, watchMessage{Type: "error", Error: msg})
-			_ = c.Close(websocket.StatusNormalClosure, "")
-			return
-		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-sub.ready:
+		}
+		for _, ev := range sub.take() {
+			if ev.err != nil {
+				_ = c.Close(websocket.StatusInternalError, "Internal error")
+				return
+			}
+			if ev.from > sent { // this watcher is behind the poller
+				if sent, err = s.sendDocuments(ctx, c, id, sent, ev.from); err != nil {
+					return
+				}
+			}
+			for i, d := range ev.docs {
+				if ev.from+i < sent {
+					continue
+				}
+				if err := writeWS(ctx, c, watchMessage{Type: "document", Data: json.RawMessage(d)}); err != nil {
+					return
+				}
+				sent++
+			}
+			if isFinal(ev.job.Status) {
+				finishWatch(ctx, c, ev.job)
+				return
+			}
 		}
 	}
+}
+
+// sendDocuments sends the job's documents from index sent up to end (-1:
+// all there are) read from the store, for a watcher that is behind the
+// shared poller or watches a finished job, and returns the new count sent.
+// A store failure closes the socket.
+func (s *Server) sendDocuments(ctx context.Context, c *websocket.Conn, id string, sent, end int) (int, error) {
+	for end < 0 || sent < end {
+		n := 100
+		if end >= 0 {
+			n = min(n, end-sent)
+		}
+		docs, err := s.jobStore.Documents(ctx, id, sent, n)
+		if err != nil {
+			_ = c.Close(websocket.StatusInternalError, "Internal error")
+			return sent, err
+		}
+		for _, d := range docs {
+			if err := writeWS(ctx, c, watchMessage{Type: "document", Data: json.RawMessage(d)}); err != nil {
+				return sent, err
+			}
+			sent++
+		}
+		if len(docs) < n {
+			break
+		}
+	}
+	return sent, nil
+}
+
+// finishWatch sends the last message of a finished job (done, or error
+// for a failed or cancelled one) and closes normally.
+func finishWatch(ctx context.Context, c *websocket.Conn, j store.Job) {
+	if j.Status == store.JobCompleted {
+		_ = writeWS(ctx, c, watchMessage{Type: "done"})
+	} else {
+		msg := j.Error
+		if msg == "" {
+			msg = "The job was " + j.Status + "."
+		}
+		_ = writeWS(ctx, c, watchMessage{Type: "error", Error: msg})
+	}
+	_ = c.Close(websocket.StatusNormalClosure, "")
 }
 
 // maxWatchCatchup bounds the documents sent in the catchup message; the

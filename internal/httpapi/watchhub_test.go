@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/store"
+)
+
+// countingJobs counts the Job reads of the server.
+type countingJobs struct {
+	store.JobStore
+	jobReads atomic.Int64
+}
+
+func (c *countingJobs) Job(ctx context.Context, id string) (store.Job, error) {
+	c.jobReads.Add(1)
+	return c.JobStore.Job(ctx, id)
+}
+
+func TestWatchersDefaultCap(t *testing.T) {
+	t.Parallel()
+	s := New(Deps{Scraper: &fakeScraper{}, Auth: fakeAuth{}, Log: slog.New(slog.DiscardHandler)})
+	if DefaultMaxWatchers != 1000 || s.watchers.maxPerTeam != 1000 {
+		t.Errorf("default watcher cap %d (const %d), want 1000", s.watchers.maxPerTeam, DefaultMaxWatchers)
+	}
+}
+
+// TestWatchersCappedPerTeam opens watchers of one team up to a lowered cap
+// over real WebSockets: the next is closed with 1013 and a reason naming
+// the limit, another team is not counted against it, a closed watcher
+// frees its place, and the admitted watchers still stream the whole crawl.
+func TestWatchersCappedPerTeam(t *testing.T) {
+	t.Parallel()
+	g := newGatedSite(t, testsite.Options{Pages: 30})
+	f := newJobsFixture(t, "sqlite", fxOptions{maxWatchers: 3})
+	defer g.open()
+	id := f.start(t, "/v2/crawl", `{"url":"`+g.url+`/","sitemap":"skip","limit":6}`)
+	path := "/v2/crawl/" + id
+	f.waitStatus(t, path, "the home page", func(m map[string]any) bool { return m["completed"] == float64(1) })
+
+	var open []*wsWatch
+	for range 3 {
+		w := dialWatch(t, f.base, path, fxKeyOne)
+		if m, _, ok := w.next(); !ok {
+			t.Fatal("an admitted watcher was closed")
+		} else {
+			catchupOf(t, m)
+		}
+		open = append(open, w)
+	}
+	refused := func() websocket.CloseError {
+		msgs, closed := dialWatch(t, f.base, path, fxKeyOne).rest()
+		if len(msgs) != 0 {
+			t.Errorf("refused watcher got %v", msgs)
+		}
+		return closed
+	}
+	if closed := refused(); closed.Code != websocket.StatusTryAgainLater || !strings.Contains(closed.Reason, "Too many watchers") || !strings.Contains(closed.Reason, "3") {
+		t.Errorf("watcher over the cap: close %d %q, want 1013 naming the limit", closed.Code, closed.Reason)
+	}
+	// Another team has places of its own (and is then refused the job).
+	if _, closed := dialWatch(t, f.base, path, fxKeyTwo).rest(); closed.Code != closeForbidden {
+		t.Errorf("another team: close %d %q, want 3003", closed.Code, closed.Reason)
+	}
+	// Closing one frees a place.
+	open[0].c.Close(websocket.StatusNormalClosure, "")
+	open = open[1:]
+	var again *wsWatch
+	waitFor(t, "a freed watcher place", func() bool {
+		w := dialWatch(t, f.base, path, fxKeyOne)
+		m, _, ok := w.next()
+		if !ok {
+			return false
+		}
+		catchupOf(t, m)
+		again = w
+		return true
+	})
+	open = append(open, again)
+
+	g.open()
+	for i, w := range open {
+		msgs, closed := w.rest()
+		if closed.Code != websocket.StatusNormalClosure || len(msgs) == 0 || msgs[len(msgs)-1]["type"] != "done" {
+			t.Fatalf("watcher %d: close %d, last of %d messages %v", i, closed.Code, len(msgs), msgs)
+		}
+		want := f.docURLs(t, id)
+		got := append([]string{g.url + "/"}, documentsOf(t, msgs[:len(msgs)-1])...)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("watcher %d documents (-crawl +watched)\n%s", i, diff)
+		}
+	}
+}
+
+// TestWatchersShareOnePoller holds 20 watchers on one running crawl and
+// counts the job reads of the server while nothing changes: one shared
+// poller reads the job about 4 times a second, where a poller per socket
+// would read it 80 times.
+func TestWatchersShareOnePoller(t *testing.T) {
+	t.Parallel()
+	g := newGatedSite(t, testsite.Options{Pages: 30})
+	var counter *countingJobs
+	f := newJobsFixture(t, "sqlite", fxOptions{wrapServerJobs: func(js store.JobStore) store.JobStore {
+		counter = &countingJobs{JobStore: js}
+		return counter
+	}})
+	defer g.open()
+	id := f.start(t, "/v2/crawl", `{"url":"`+g.url+`/","sitemap":"skip","limit":4}`)
+	path := "/v2/crawl/" + id
+	f.waitStatus(t, path, "the home page", func(m map[string]any) bool { return m["completed"] == float64(1) })
+	var ws []*wsWatch
+	for range 20 {
+		w := dialWatch(t, f.base, path, fxKeyOne)
+		if m, _, ok := w.next(); !ok {
+			t.Fatal("watcher closed")
+		} else {
+			catchupOf(t, m)
+		}
+		ws = append(ws, w)
+	}
+	before := counter.jobReads.Load()
+	time.Sleep(time.Second)
+	reads := counter.jobReads.Load() - before
+	if reads > 8 {
+		t.Errorf("%d job reads in 1s with 20 watchers, want one poller (about 4)", reads)
+	}
+	if reads == 0 {
+		t.Error("no job read in 1s: the watchers are not polled")
+	}
+	g.open()
+	for i, w := range ws {
+		msgs, closed := w.rest()
+		if closed.Code != websocket.StatusNormalClosure || len(msgs) == 0 || msgs[len(msgs)-1]["type"] != "done" {
+			t.Fatalf("watcher %d: close %d, %d messages", i, closed.Code, len(msgs))
+		}
+		if n := len(documentsOf(t, msgs[:len(msgs)-1])); n != 3 {
+			t.Errorf("watcher %d streamed %d documents, want 3", i, n)
+		}
+	}
+}
