@@ -39,6 +39,13 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 	runner.Register(workers)
 	opts := queue.Options{Workers: cfg.QueueWorkers, JobTimeout: cfg.JobTimeout, RescueAfter: cfg.JobRescueAfter,
 		PeriodicJobs: runner.PeriodicJobs()}
+	// Workers heartbeat in the store; every process hands a dead worker's
+	// running pages back to the queue within seconds of its last beat.
+	ws, ok := st.(store.WorkerStore)
+	if !ok {
+		return nil, fmt.Errorf("jobs: store %T keeps no worker heartbeats", st)
+	}
+	opts.Liveness = ws
 	q, err := queue.Open(ctx, st, workers, opts, log)
 	if err != nil {
 		return nil, err

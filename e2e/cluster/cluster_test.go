@@ -122,8 +122,8 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// start runs the binary with args and env (on top of the test defaults) and
-// waits for /health.
+// start runs the binary with args and env (on top of the test defaults; an
+// empty value unsets a default) and waits for /health.
 func start(t testing.TB, env map[string]string, args ...string) *proc {
 	t.Helper()
 	port := freePort(t)
@@ -134,6 +134,9 @@ func start(t testing.TB, env map[string]string, args ...string) *proc {
 	}
 	for k, v := range env {
 		vars[k] = v
+		if v == "" {
+			delete(vars, k) // unset: the server's default
+		}
 	}
 	cmd := exec.Command(binary(t), args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}

@@ -3,9 +3,14 @@
 // the embedded SQLite file by default. It hides River's transaction type so
 // the rest of the server sees one Queue whatever the database.
 //
-// Jobs live in River's tables: a job whose worker dies is rescued and retried
-// by another worker after RescueAfter; a restarted process picks up where the
-// last one stopped. Workers are registered on a *river.Workers before Open.
+// Jobs live in River's tables. Every process that runs jobs heartbeats under
+// its River client id (new at each start); every process sweeps for workers
+// whose heartbeat is older than DeadAfter and hands the jobs they were
+// running back to the queue, so a killed worker's jobs run again within
+// seconds, on another worker or on the restarted process (see Liveness).
+// River's own rescuer, after RescueAfter, remains the last resort for a live
+// worker stuck in one job. Workers are registered on a *river.Workers before
+// Open.
 package queue
 
 import (
@@ -14,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -42,8 +48,19 @@ type Options struct {
 	// JobTimeout bounds one job; default 5 minutes.
 	JobTimeout time.Duration
 	// RescueAfter is how long a job may stay running before another worker
-	// takes it over (its worker is presumed dead); default JobTimeout + 1m.
+	// takes it over whatever its worker's heartbeat says: the last resort
+	// for a worker alive but stuck in one job; default JobTimeout + 1m.
 	RescueAfter time.Duration
+	// Liveness, when set, records this process's heartbeats (when it runs
+	// jobs) and lets it find dead workers, whose running jobs it hands back
+	// to the queue. Without it a dead worker's jobs wait for RescueAfter.
+	Liveness Liveness
+	// HeartbeatEvery is how often a worker heartbeats and every process
+	// sweeps for dead workers; default 5s.
+	HeartbeatEvery time.Duration
+	// DeadAfter is how old a worker's last heartbeat must be for it to be
+	// presumed dead; default 15s (three missed beats).
+	DeadAfter time.Duration
 	// PollInterval is how often idle workers look for jobs when the
 	// database cannot notify them (SQLite), and the fallback otherwise;
 	// default 100ms on SQLite, 1s on Postgres.
@@ -67,9 +84,16 @@ type client interface {
 // Queue inserts jobs and, when it has workers, runs them.
 type Queue struct {
 	c       client
+	id      string // the River client id: this process's worker id
 	working bool
 	depth   func(ctx context.Context) (int, error)
+	release func(ctx context.Context, workerID string) (int, error)
+	o       Options
 	log     *slog.Logger
+
+	mu   sync.Mutex
+	stop context.CancelFunc // ends the liveness loop
+	done chan struct{}      // closed when the liveness loop has ended
 }
 
 // OpenPostgres migrates River's tables in the pool's database (under an
@@ -81,7 +105,8 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, workers *river.Worker
 		return nil, err
 	}
 	o = o.withDefaults(100 * time.Millisecond)
-	c, err := river.NewClient(driver, o.config(workers, log))
+	id := newWorkerID()
+	c, err := river.NewClient(driver, o.config(id, workers, log))
 	if err != nil {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
@@ -90,7 +115,11 @@ func OpenPostgres(ctx context.Context, pool *pgxpool.Pool, workers *river.Worker
 		err := pool.QueryRow(ctx, depthSQL).Scan(&n)
 		return n, err
 	}
-	return &Queue{c: c, working: o.Workers > 0, depth: depth, log: log}, nil
+	release := func(ctx context.Context, worker string) (int, error) {
+		tag, err := pool.Exec(ctx, releasePostgresSQL, worker, releaseReason)
+		return int(tag.RowsAffected()), err
+	}
+	return newQueue(c, id, o, depth, release, log), nil
 }
 
 // OpenSQLite migrates River's tables into the SQLite database and builds the
@@ -106,7 +135,8 @@ func OpenSQLite(ctx context.Context, db *sql.DB, workers *river.Workers, o Optio
 		return nil, fmt.Errorf("queue: migrate: %w", err)
 	}
 	o = o.withDefaults(100 * time.Millisecond)
-	cfg := o.config(workers, log)
+	id := newWorkerID()
+	cfg := o.config(id, workers, log)
 	cfg.PollOnly = true
 	c, err := river.NewClient(driver, cfg)
 	if err != nil {
@@ -117,7 +147,15 @@ func OpenSQLite(ctx context.Context, db *sql.DB, workers *river.Workers, o Optio
 		err := db.QueryRowContext(ctx, depthSQL).Scan(&n)
 		return n, err
 	}
-	return &Queue{c: c, working: o.Workers > 0, depth: depth, log: log}, nil
+	release := func(ctx context.Context, worker string) (int, error) {
+		res, err := db.ExecContext(ctx, releaseSQLiteSQL, releaseReason, worker)
+		if err != nil {
+			return 0, err
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
+	}
+	return newQueue(c, id, o, depth, release, log), nil
 }
 
 // depthSQL counts jobs waiting to run (both databases accept it).
@@ -168,11 +206,18 @@ func (o Options) withDefaults(poll time.Duration) Options {
 	if o.Retention <= 0 {
 		o.Retention = time.Hour
 	}
+	if o.HeartbeatEvery <= 0 {
+		o.HeartbeatEvery = 5 * time.Second
+	}
+	if o.DeadAfter <= 0 {
+		o.DeadAfter = 3 * o.HeartbeatEvery
+	}
 	return o
 }
 
-func (o Options) config(workers *river.Workers, log *slog.Logger) *river.Config {
+func (o Options) config(id string, workers *river.Workers, log *slog.Logger) *river.Config {
 	cfg := &river.Config{
+		ID:                          id,
 		JobTimeout:                  o.JobTimeout,
 		RescueStuckJobsAfter:        o.RescueAfter,
 		FetchPollInterval:           o.PollInterval,
@@ -216,13 +261,23 @@ func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 }
 func (h minLevel) WithGroup(n string) slog.Handler { return minLevel{h.Handler.WithGroup(n), h.min} }
 
-// Start starts the workers, if any; a queue without workers starts nothing.
+// Start starts the workers, if any, and with Options.Liveness the loop that
+// heartbeats and recovers dead workers' jobs. A worker's first heartbeat is
+// written before it takes any job.
 func (q *Queue) Start(ctx context.Context) error {
-	if !q.working {
-		return nil
+	if q.working && q.o.Liveness != nil {
+		if err := q.o.Liveness.Heartbeat(ctx, q.id); err != nil {
+			return fmt.Errorf("queue: heartbeat: %w", err)
+		}
 	}
-	if err := q.c.Start(ctx); err != nil {
-		return fmt.Errorf("queue: start: %w", err)
+	if q.working {
+		if err := q.c.Start(ctx); err != nil {
+			return fmt.Errorf("queue: start: %w", err)
+		}
+		q.log.InfoContext(ctx, "queue: worker started", "worker_id", q.id)
+	}
+	if q.o.Liveness != nil {
+		q.startLiveness(ctx)
 	}
 	return nil
 }
@@ -231,6 +286,7 @@ func (q *Queue) Start(ctx context.Context) error {
 // cancelled job is retried later (by this process after a restart, or by
 // another worker), so shutting down hands unfinished work back.
 func (q *Queue) Stop(ctx context.Context) error {
+	q.stopLiveness()
 	if !q.working {
 		return nil
 	}
@@ -243,6 +299,15 @@ func (q *Queue) Stop(ctx context.Context) error {
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("queue: stop: %w", err)
+	}
+	if err == nil && q.o.Liveness != nil {
+		// Every job of this worker has ended: nothing to hand back, so its
+		// row can go now rather than when it goes stale.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := q.o.Liveness.DeleteWorker(dctx, q.id, 0); err != nil {
+			q.log.WarnContext(ctx, "queue: forget worker", "worker_id", q.id, "err", err)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,283 @@
+package queue_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/firegate/firegate/internal/queue"
+	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/store/teststore"
+	"github.com/firegate/firegate/internal/testenv"
+)
+
+// riverTable is raw access to River's job table, for a test to stage jobs
+// as a dead process leaves them and to read them back.
+type riverTable interface {
+	// setRunning makes echo job n running on the given attempt, started by
+	// worker.
+	setRunning(t *testing.T, n, attempt int, worker string)
+	// job reads echo job n's state, attempt and recorded errors (JSON).
+	job(t *testing.T, n int) (state string, attempt int, errors string)
+}
+
+type pgTable struct{ pool *pgxpool.Pool }
+
+func (p pgTable) setRunning(t *testing.T, n, attempt int, worker string) {
+	t.Helper()
+	tag, err := p.pool.Exec(t.Context(), `UPDATE river_job SET state = 'running', attempt = $2,
+		attempted_at = now(), attempted_by = ARRAY['someone-before', $3] WHERE kind = 'echo' AND (args->>'n')::int = $1`,
+		n, attempt, worker)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("stage job %d: %v (%d rows)", n, err, tag.RowsAffected())
+	}
+}
+
+func (p pgTable) job(t *testing.T, n int) (string, int, string) {
+	t.Helper()
+	var state, errs string
+	var attempt int
+	err := p.pool.QueryRow(t.Context(), `SELECT state::text, attempt, coalesce(array_to_json(errors)::text, '')
+		FROM river_job WHERE kind = 'echo' AND (args->>'n')::int = $1`, n).Scan(&state, &attempt, &errs)
+	if err != nil {
+		t.Fatalf("read job %d: %v", n, err)
+	}
+	return state, attempt, errs
+}
+
+type sqliteTable struct{ db *sql.DB }
+
+func (s sqliteTable) setRunning(t *testing.T, n, attempt int, worker string) {
+	t.Helper()
+	res, err := s.db.ExecContext(t.Context(), `UPDATE river_job SET state = 'running', attempt = ?2,
+		attempted_at = datetime('now', 'subsec'), attempted_by = json_array('someone-before', ?3)
+		WHERE kind = 'echo' AND json_extract(args, '$.n') = ?1`, n, attempt, worker)
+	if err != nil {
+		t.Fatalf("stage job %d: %v", n, err)
+	}
+	if k, _ := res.RowsAffected(); k != 1 {
+		t.Fatalf("stage job %d: %d rows", n, k)
+	}
+}
+
+func (s sqliteTable) job(t *testing.T, n int) (string, int, string) {
+	t.Helper()
+	var state, errs string
+	var attempt int
+	err := s.db.QueryRowContext(t.Context(), `SELECT state, attempt, coalesce(errors, '')
+		FROM river_job WHERE kind = 'echo' AND json_extract(args, '$.n') = ?`, n).Scan(&state, &attempt, &errs)
+	if err != nil {
+		t.Fatalf("read job %d: %v", n, err)
+	}
+	return state, attempt, errs
+}
+
+// livenessStores open a store and its River table on each database.
+var livenessStores = map[string]func(t *testing.T) (store.WorkerStore, riverTable){
+	"postgres": func(t *testing.T) (store.WorkerStore, riverTable) {
+		st := teststore.Postgres(t)
+		return st, pgTable{st.Pool()}
+	},
+	"sqlite": func(t *testing.T) (store.WorkerStore, riverTable) {
+		st := teststore.SQLite(t)
+		return st, sqliteTable{st.WriteDB()}
+	},
+}
+
+// TestDeadWorkerJobsRunAgain stages the running jobs of three other
+// workers: one whose heartbeat stopped (dead), one that keeps beating
+// (alive), one that never beat (unknown: left to River's rescuer). The
+// queue hands back only the dead worker's jobs, at once: the one with
+// attempts left runs again as its next attempt, the one whose attempts are
+// spent is discarded; the dead worker is forgotten; the queue's own
+// heartbeat is kept while it runs and removed when it stops.
+func TestDeadWorkerJobsRunAgain(t *testing.T) {
+	for name, open := range livenessStores {
+		t.Run(name, func(t *testing.T) {
+			ws, table := open(t)
+			workers := river.NewWorkers()
+			w := &echoWorker{seen: map[int]int{}, done: make(chan int, 10)}
+			river.AddWorker(workers, w)
+			const deadAfter = time.Second
+			q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 4, Liveness: ws,
+				HeartbeatEvery: 100 * time.Millisecond, DeadAfter: deadAfter}, testenv.Logger(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := t.Context()
+			for n := 1; n <= 4; n++ {
+				if err := q.Insert(ctx, echoArgs{N: n}, &river.InsertOpts{MaxAttempts: 3}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			table.setRunning(t, 1, 1, "dead")
+			table.setRunning(t, 2, 1, "alive")
+			table.setRunning(t, 3, 1, "unknown")
+			table.setRunning(t, 4, 3, "dead")
+			for _, id := range []string{"dead", "alive"} {
+				if err := ws.Heartbeat(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			beatCtx, stopBeating := context.WithCancel(ctx)
+			var beating sync.WaitGroup
+			beating.Go(func() {
+				for beatCtx.Err() == nil {
+					if err := ws.Heartbeat(beatCtx, "alive"); err != nil && beatCtx.Err() == nil {
+						t.Errorf("heartbeat: %v", err)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			})
+			defer beating.Wait()
+			defer stopBeating()
+			time.Sleep(deadAfter + 200*time.Millisecond)
+
+			started := time.Now()
+			if err := q.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			stopped := false
+			stop := func() {
+				if stopped {
+					return
+				}
+				stopped = true
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := q.Stop(sctx); err != nil {
+					t.Errorf("Stop: %v", err)
+				}
+			}
+			t.Cleanup(stop)
+			select {
+			case n := <-w.done:
+				if n != 1 {
+					t.Fatalf("job %d ran, want the dead worker's job 1", n)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the dead worker's job did not run again")
+			}
+			t.Logf("dead worker's job ran again %v after start", time.Since(started).Round(time.Millisecond))
+			// A few more sweeps: nothing else may run.
+			time.Sleep(5 * 100 * time.Millisecond)
+			select {
+			case n := <-w.done:
+				t.Fatalf("job %d ran; only the dead worker's job 1 may", n)
+			default:
+			}
+
+			state, attempt, errs := table.job(t, 1)
+			if state != "completed" || attempt != 2 || !strings.Contains(errs, "stopped heartbeating") {
+				t.Errorf("job 1: %s attempt %d errors %s; want completed on attempt 2 with the release recorded", state, attempt, errs)
+			}
+			if state, _, errs := table.job(t, 4); state != "discarded" || !strings.Contains(errs, "stopped heartbeating") {
+				t.Errorf("job 4 (attempts spent): %s errors %s; want discarded", state, errs)
+			}
+			for _, n := range []int{2, 3} {
+				if state, attempt, _ := table.job(t, n); state != "running" || attempt != 1 {
+					t.Errorf("job %d: %s attempt %d; want left running", n, state, attempt)
+				}
+			}
+			stale, err := ws.StaleWorkers(ctx, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(strings.Join(stale, " "), "dead") {
+				t.Errorf("dead worker still recorded: %q", stale)
+			}
+			if gone, err := ws.StaleWorkers(ctx, deadAfter); err != nil || len(gone) != 0 {
+				t.Errorf("stale workers %q, %v; want none (this queue beats)", gone, err)
+			}
+			stop()
+			if deleted, err := ws.DeleteWorker(ctx, q.ID(), 0); err != nil || deleted {
+				t.Errorf("queue's worker row after Stop: deleted=%v err=%v; want already gone", deleted, err)
+			}
+		})
+	}
+}
+
+// TestOwnStaleRowKeepsJobs: a worker whose own heartbeat row went stale
+// (its beats failed) never hands back its own running jobs.
+func TestOwnStaleRowKeepsJobs(t *testing.T) {
+	ws, table := livenessStores["sqlite"](t)
+	blocked := make(chan struct{})
+	workers := river.NewWorkers()
+	w := &blockWorker{started: make(chan int, 1), release: blocked}
+	river.AddWorker(workers, w)
+	q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 1, Liveness: &frozen{WorkerStore: ws},
+		HeartbeatEvery: 50 * time.Millisecond, DeadAfter: 300 * time.Millisecond}, testenv.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		close(blocked)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = q.Stop(ctx)
+	})
+	if err := q.Insert(t.Context(), blockArgs{N: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("job did not start")
+	}
+	time.Sleep(time.Second)
+	if stale, err := ws.StaleWorkers(t.Context(), 300*time.Millisecond); err != nil || len(stale) != 1 || stale[0] != q.ID() {
+		t.Fatalf("stale workers %q, %v; want only this queue's (its beats are frozen)", stale, err)
+	}
+	var state string
+	if err := table.(sqliteTable).db.QueryRow(`SELECT state FROM river_job WHERE kind = 'block'`).Scan(&state); err != nil || state != "running" {
+		t.Errorf("own job: %s, %v; want still running", state, err)
+	}
+	select {
+	case <-w.started:
+		t.Error("own job started twice")
+	default:
+	}
+}
+
+// frozen records the first heartbeat only, as a worker cut off from the
+// database after it started would.
+type frozen struct {
+	store.WorkerStore
+	once sync.Once
+}
+
+func (f *frozen) Heartbeat(ctx context.Context, id string) error {
+	var err error
+	f.once.Do(func() { err = f.WorkerStore.Heartbeat(ctx, id) })
+	return err
+}
+
+type blockArgs struct {
+	N int `json:"n"`
+}
+
+func (blockArgs) Kind() string { return "block" }
+
+type blockWorker struct {
+	river.WorkerDefaults[blockArgs]
+	started chan int
+	release chan struct{}
+}
+
+func (w *blockWorker) Work(ctx context.Context, job *river.Job[blockArgs]) error {
+	w.started <- job.Args.N
+	select {
+	case <-w.release:
+	case <-ctx.Done():
+	}
+	return nil
+}
