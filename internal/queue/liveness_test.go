@@ -21,7 +21,8 @@ import (
 // as a dead process leaves them and to read them back.
 type riverTable interface {
 	// setRunning makes echo job n running on the given attempt, started by
-	// worker.
+	// worker after an earlier attempt by "dead" (so only the last entry of
+	// attempted_by may count).
 	setRunning(t *testing.T, n, attempt int, worker string)
 	// job reads echo job n's state, attempt and recorded errors (JSON).
 	job(t *testing.T, n int) (state string, attempt int, errors string)
@@ -32,7 +33,7 @@ type pgTable struct{ pool *pgxpool.Pool }
 func (p pgTable) setRunning(t *testing.T, n, attempt int, worker string) {
 	t.Helper()
 	tag, err := p.pool.Exec(t.Context(), `UPDATE river_job SET state = 'running', attempt = $2,
-		attempted_at = now(), attempted_by = ARRAY['someone-before', $3] WHERE kind = 'echo' AND (args->>'n')::int = $1`,
+		attempted_at = now(), attempted_by = ARRAY['dead', $3] WHERE kind = 'echo' AND (args->>'n')::int = $1`,
 		n, attempt, worker)
 	if err != nil || tag.RowsAffected() != 1 {
 		t.Fatalf("stage job %d: %v (%d rows)", n, err, tag.RowsAffected())
@@ -56,7 +57,7 @@ type sqliteTable struct{ db *sql.DB }
 func (s sqliteTable) setRunning(t *testing.T, n, attempt int, worker string) {
 	t.Helper()
 	res, err := s.db.ExecContext(t.Context(), `UPDATE river_job SET state = 'running', attempt = ?2,
-		attempted_at = datetime('now', 'subsec'), attempted_by = json_array('someone-before', ?3)
+		attempted_at = datetime('now', 'subsec'), attempted_by = json_array('dead', ?3)
 		WHERE kind = 'echo' AND json_extract(args, '$.n') = ?1`, n, attempt, worker)
 	if err != nil {
 		t.Fatalf("stage job %d: %v", n, err)
@@ -280,4 +281,49 @@ func (w *blockWorker) Work(ctx context.Context, job *river.Job[blockArgs]) error
 	case <-ctx.Done():
 	}
 	return nil
+}
+
+// TestStopBeatsWhileDraining: a worker stopping gracefully keeps beating
+// while its running jobs drain (so no other process takes them for a dead
+// worker's) and forgets its row once they are done.
+func TestStopBeatsWhileDraining(t *testing.T) {
+	ws, _ := livenessStores["sqlite"](t)
+	blocked := make(chan struct{})
+	workers := river.NewWorkers()
+	w := &blockWorker{started: make(chan int, 1), release: blocked}
+	river.AddWorker(workers, w)
+	const deadAfter = 300 * time.Millisecond
+	q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 1, Liveness: ws,
+		HeartbeatEvery: 50 * time.Millisecond, DeadAfter: deadAfter}, testenv.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Insert(t.Context(), blockArgs{N: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-w.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("job did not start")
+	}
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stopped <- q.Stop(ctx)
+	}()
+	time.Sleep(4 * deadAfter)
+	if stale, err := ws.StaleWorkers(t.Context(), deadAfter); err != nil || len(stale) != 0 {
+		t.Errorf("while draining, stale workers %q, %v; want none", stale, err)
+	}
+	close(blocked)
+	if err := <-stopped; err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if deleted, err := ws.DeleteWorker(t.Context(), q.ID(), 0); err != nil || deleted {
+		t.Errorf("worker row after Stop: deleted=%v err=%v; want already gone", deleted, err)
+	}
 }

@@ -286,7 +286,9 @@ func (q *Queue) Start(ctx context.Context) error {
 // cancelled job is retried later (by this process after a restart, or by
 // another worker), so shutting down hands unfinished work back.
 func (q *Queue) Stop(ctx context.Context) error {
-	q.stopLiveness()
+	// The heartbeat goes on while running jobs drain, so that no other
+	// process takes them for a dead worker's.
+	defer q.stopLiveness()
 	if !q.working {
 		return nil
 	}
@@ -303,6 +305,7 @@ func (q *Queue) Stop(ctx context.Context) error {
 	if err == nil && q.o.Liveness != nil {
 		// Every job of this worker has ended: nothing to hand back, so its
 		// row can go now rather than when it goes stale.
+		q.stopLiveness()
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if _, err := q.o.Liveness.DeleteWorker(dctx, q.id, 0); err != nil {
