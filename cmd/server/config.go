@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,46 +14,48 @@ import (
 
 // Config is every setting of the server, read from the environment once.
 type Config struct {
-	Host            string        // HOST: listen host, default all interfaces
-	Port            int           // PORT: listen port, default 3002
-	DataDir         string        // DATA_DIR: embedded store and first-start key, default ./data
-	DatabaseURL     string        // DATABASE_URL: Postgres; empty = embedded SQLite under DataDir
-	AuthMode        string        // AUTH_MODE: "on" (default) or "off" (any or no key, one team)
-	BootstrapAPIKey string        // BOOTSTRAP_API_KEY: a key ensured to exist at start
-	AllowPrivate    bool          // ALLOW_PRIVATE_TARGETS: fetch loopback/private addresses
-	FetchMaxBytes   int64         // FETCH_MAX_BYTES: response size cap, default 10 MiB
-	ShutdownTimeout time.Duration // SHUTDOWN_TIMEOUT: drain time on SIGTERM, default 30s
-	HTTPReadHeader  time.Duration // HTTP_READ_HEADER_TIMEOUT: time to send the request headers, default 10s
-	HTTPReadBody    time.Duration // HTTP_READ_TIMEOUT: time to send the request body once the headers are in, default 60s
-	HTTPIdle        time.Duration // HTTP_IDLE_TIMEOUT: how long an idle keep-alive connection is kept, default 120s
-	LogLevel        slog.Level    // LOG_LEVEL: debug, info (default), warn, error
-	LogFormat       string        // LOG_FORMAT: json (default) or text
-	RedisURL        string        // REDIS_URL: shared cache; empty = in-process cache
-	CacheMaxBytes   int64         // CACHE_MAX_BYTES: in-process cache bound, default 48 MiB
-	CacheTTL        time.Duration // CACHE_TTL: how long a cached document is kept, default 168h
-	TeamConcurrency int           // TEAM_CONCURRENCY_LIMIT: concurrent scrapes per team, default 64, 0 = unlimited
-	TeamRateMult    int           // TEAM_RATE_MULTIPLIER: multiplier of the base per-minute rates, default 0 = unlimited
-	WatchersPerTeam int           // WATCHERS_PER_TEAM: WebSocket watchers one team may hold open per process, default 1000
-	Browser         string        // BROWSER: "auto" (default: use Chrome when one is found) or "off"
-	ChromePath      string        // CHROME_PATH: Chrome binary; empty = chromium/google-chrome on PATH
-	BrowserWSURL    string        // BROWSER_WS_URL: a running Chrome's DevTools address instead of a local one
-	BrowserMaxTabs  int           // BROWSER_MAX_TABS: tabs open at once, default 2 per CPU
-	PublicURL       string        // PUBLIC_URL: base URL of this server in screenshot/PDF links
-	MediaDir        string        // MEDIA_DIR: screenshots and PDFs, default DATA_DIR/media
-	MediaS3Endpoint string        // MEDIA_S3_ENDPOINT: S3-compatible host[:port] for media instead of MEDIA_DIR; empty = local files
-	MediaS3Bucket   string        // MEDIA_S3_BUCKET: existing bucket, required with MEDIA_S3_ENDPOINT
-	MediaS3Prefix   string        // MEDIA_S3_PREFIX: key prefix of media objects, default media/
-	MediaS3Access   string        // MEDIA_S3_ACCESS_KEY: access key id; empty with the secret = anonymous
-	MediaS3Secret   string        // MEDIA_S3_SECRET_KEY: secret access key
-	MediaS3Region   string        // MEDIA_S3_REGION: bucket region; empty = asked of the service
-	MediaS3UseSSL   bool          // MEDIA_S3_USE_SSL: https to the endpoint, default true
-	QueueWorkers    int           // QUEUE_WORKERS: crawl and batch pages scraped at once by this process, default 32; 0 = this process runs no jobs
-	JobTTL          time.Duration // JOB_TTL: how long crawl and batch results are kept, default 24h
-	JobTimeout      time.Duration // JOB_TIMEOUT: longest run of one queued job, default 5m
-	JobRescueAfter  time.Duration // JOB_RESCUE_AFTER: a job running this long is presumed dead and retried elsewhere, default JOB_TIMEOUT + 1m
-	WebhookSecret   string        // WEBHOOK_SECRET: HMAC-SHA256 secret of the X-Firecrawl-Signature header; empty = unsigned
-	PprofAddr       string        // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
-	Metrics         string        // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
+	Host            string         // HOST: listen host, default all interfaces
+	Port            int            // PORT: listen port, default 3002
+	DataDir         string         // DATA_DIR: embedded store and first-start key, default ./data
+	DatabaseURL     string         // DATABASE_URL: Postgres; empty = embedded SQLite under DataDir
+	AuthMode        string         // AUTH_MODE: "on" (default) or "off" (any or no key, one team)
+	BootstrapAPIKey string         // BOOTSTRAP_API_KEY: a key ensured to exist at start
+	AllowPrivate    bool           // ALLOW_PRIVATE_TARGETS: fetch loopback/private addresses
+	FetchMaxBytes   int64          // FETCH_MAX_BYTES: response size cap, default 10 MiB
+	ShutdownTimeout time.Duration  // SHUTDOWN_TIMEOUT: drain time on SIGTERM, default 30s
+	HTTPReadHeader  time.Duration  // HTTP_READ_HEADER_TIMEOUT: time to send the request headers, default 10s
+	HTTPReadBody    time.Duration  // HTTP_READ_TIMEOUT: time to send the request body once the headers are in, default 60s
+	HTTPIdle        time.Duration  // HTTP_IDLE_TIMEOUT: how long an idle keep-alive connection is kept, default 120s
+	LogLevel        slog.Level     // LOG_LEVEL: debug, info (default), warn, error
+	LogFormat       string         // LOG_FORMAT: json (default) or text
+	RedisURL        string         // REDIS_URL: shared cache; empty = in-process cache
+	CacheMaxBytes   int64          // CACHE_MAX_BYTES: in-process cache bound, default 48 MiB
+	CacheTTL        time.Duration  // CACHE_TTL: how long a cached document is kept, default 168h
+	TeamConcurrency int            // TEAM_CONCURRENCY_LIMIT: concurrent scrapes per team, default 64, 0 = unlimited
+	TeamRateMult    int            // TEAM_RATE_MULTIPLIER: multiplier of the base per-minute rates, default 0 = unlimited
+	WatchersPerTeam int            // WATCHERS_PER_TEAM: WebSocket watchers one team may hold open per process, default 1000
+	AuthFailures    int            // AUTH_FAILURES_PER_MINUTE: failed authentications per client address per minute before 429, default 20, 0 = no limit
+	TrustedProxies  []netip.Prefix // TRUSTED_PROXIES: peers (IPs or CIDRs, comma-separated) whose X-Forwarded-For names the client; default none
+	Browser         string         // BROWSER: "auto" (default: use Chrome when one is found) or "off"
+	ChromePath      string         // CHROME_PATH: Chrome binary; empty = chromium/google-chrome on PATH
+	BrowserWSURL    string         // BROWSER_WS_URL: a running Chrome's DevTools address instead of a local one
+	BrowserMaxTabs  int            // BROWSER_MAX_TABS: tabs open at once, default 2 per CPU
+	PublicURL       string         // PUBLIC_URL: base URL of this server in screenshot/PDF links
+	MediaDir        string         // MEDIA_DIR: screenshots and PDFs, default DATA_DIR/media
+	MediaS3Endpoint string         // MEDIA_S3_ENDPOINT: S3-compatible host[:port] for media instead of MEDIA_DIR; empty = local files
+	MediaS3Bucket   string         // MEDIA_S3_BUCKET: existing bucket, required with MEDIA_S3_ENDPOINT
+	MediaS3Prefix   string         // MEDIA_S3_PREFIX: key prefix of media objects, default media/
+	MediaS3Access   string         // MEDIA_S3_ACCESS_KEY: access key id; empty with the secret = anonymous
+	MediaS3Secret   string         // MEDIA_S3_SECRET_KEY: secret access key
+	MediaS3Region   string         // MEDIA_S3_REGION: bucket region; empty = asked of the service
+	MediaS3UseSSL   bool           // MEDIA_S3_USE_SSL: https to the endpoint, default true
+	QueueWorkers    int            // QUEUE_WORKERS: crawl and batch pages scraped at once by this process, default 32; 0 = this process runs no jobs
+	JobTTL          time.Duration  // JOB_TTL: how long crawl and batch results are kept, default 24h
+	JobTimeout      time.Duration  // JOB_TIMEOUT: longest run of one queued job, default 5m
+	JobRescueAfter  time.Duration  // JOB_RESCUE_AFTER: a job running this long is presumed dead and retried elsewhere, default JOB_TIMEOUT + 1m
+	WebhookSecret   string         // WEBHOOK_SECRET: HMAC-SHA256 secret of the X-Firecrawl-Signature header; empty = unsigned
+	PprofAddr       string         // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
+	Metrics         string         // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
 }
 
 // Addr is the listen address.
@@ -90,6 +93,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		CacheTTL:        7 * 24 * time.Hour,
 		TeamConcurrency: 64,
 		WatchersPerTeam: 1000,
+		AuthFailures:    20,
 		FetchMaxBytes:   10 << 20,
 		ShutdownTimeout: 30 * time.Second,
 		HTTPReadHeader:  10 * time.Second,
@@ -183,6 +187,31 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("WATCHERS_PER_TEAM: %q must be a positive integer", v))
 		}
 		c.WatchersPerTeam = n
+	}
+	if v := getenv("AUTH_FAILURES_PER_MINUTE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("AUTH_FAILURES_PER_MINUTE: %q must be a non-negative integer (0 = no limit)", v))
+		}
+		c.AuthFailures = n
+	}
+	if v := getenv("TRUSTED_PROXIES"); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			p, err := netip.ParsePrefix(f)
+			if err != nil {
+				a, aerr := netip.ParseAddr(f)
+				if aerr != nil {
+					errs = append(errs, fmt.Errorf("TRUSTED_PROXIES: %q is not an IP address or CIDR", f))
+					continue
+				}
+				p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+			}
+			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+		}
 	}
 	if v := getenv("QUEUE_WORKERS"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,13 +28,13 @@ func TestLoadConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20,
-		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64, WatchersPerTeam: 1000,
+		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64, WatchersPerTeam: 1000, AuthFailures: 20,
 		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
 		MediaS3Prefix: "media/", MediaS3UseSSL: true,
 		ShutdownTimeout: 30 * time.Second, HTTPReadHeader: 10 * time.Second, HTTPReadBody: time.Minute, HTTPIdle: 2 * time.Minute,
 		LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on",
 		QueueWorkers: 32, JobTTL: 24 * time.Hour, JobTimeout: 5 * time.Minute, JobRescueAfter: 6 * time.Minute}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 	if got.Addr() != ":3002" {
@@ -50,6 +51,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"LOG_LEVEL": "debug", "LOG_FORMAT": "text", "PPROF_ADDR": "127.0.0.1:6060",
 		"REDIS_URL": "redis://127.0.0.1:6379/1", "CACHE_MAX_BYTES": "1000", "CACHE_TTL": "1h",
 		"TEAM_CONCURRENCY_LIMIT": "0", "TEAM_RATE_MULTIPLIER": "3", "WATCHERS_PER_TEAM": "5",
+		"AUTH_FAILURES_PER_MINUTE": "0", "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,::1",
 		"BROWSER": "off", "CHROME_PATH": "/usr/bin/chromium", "BROWSER_WS_URL": "ws://chrome:9222", "BROWSER_MAX_TABS": "8",
 		"PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media",
 		"MEDIA_S3_ENDPOINT": "minio:9000", "MEDIA_S3_BUCKET": "shots", "MEDIA_S3_PREFIX": "firegate/",
@@ -66,12 +68,13 @@ func TestLoadConfigOverrides(t *testing.T) {
 		LogLevel: slog.LevelDebug, LogFormat: "text", PprofAddr: "127.0.0.1:6060",
 		RedisURL: "redis://127.0.0.1:6379/1", CacheMaxBytes: 1000, CacheTTL: time.Hour,
 		TeamConcurrency: 0, TeamRateMult: 3, WatchersPerTeam: 5,
+		AuthFailures: 0, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("::1/128")},
 		Browser: "off", ChromePath: "/usr/bin/chromium", BrowserWSURL: "ws://chrome:9222", BrowserMaxTabs: 8,
 		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
 		MediaS3Endpoint: "minio:9000", MediaS3Bucket: "shots", MediaS3Prefix: "firegate/",
 		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off",
 		QueueWorkers: 0, JobTTL: time.Hour, JobTimeout: 2 * time.Minute, JobRescueAfter: 3 * time.Minute, WebhookSecret: "whsec"}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
 	if got.Addr() != "127.0.0.1:8080" {
@@ -89,12 +92,12 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "PUBLIC_URL": "ftp://x", "METRICS": "maybe",
 		"QUEUE_WORKERS": "-1", "JOB_TTL": "1d", "JOB_TIMEOUT": "0s",
 		"HTTP_READ_HEADER_TIMEOUT": "0s", "HTTP_READ_TIMEOUT": "fast", "HTTP_IDLE_TIMEOUT": "-1s",
-		"WATCHERS_PER_TEAM": "0",
+		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM"} {
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}

@@ -86,6 +86,7 @@ type fxOptions struct {
 	// wrapServerJobs, when set, wraps the store the Server reads jobs from.
 	wrapServerJobs func(store.JobStore) store.JobStore
 	maxWatchers    int // Deps.MaxWatchers
+	authFailures   int // Deps.AuthFailureLimit
 }
 
 // newJobsFixture builds the fixture on a fresh store of kind ("postgres" or
@@ -135,7 +136,7 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 		serverJobs = o.wrapServerJobs(st)
 	}
 	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: serverJobs, PublicURL: o.publicURL,
-		MaxWatchers: o.maxWatchers, Log: log})
+		MaxWatchers: o.maxWatchers, AuthFailureLimit: o.authFailures, Log: log})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -177,8 +178,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		key := bearer(r.Header.Get("Authorization"))
-		team, err := s.auth.Authenticate(r.Context(), key)
+		team, err := s.authenticateKey(r, bearer(r.Header.Get("Authorization")))
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -186,6 +186,23 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		noteTeam(r.Context(), team.ID)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxTeam, team)))
 	})
+}
+
+// authenticateKey resolves key to a team for request r, refusing clients
+// over their failed authentications and counting a new failure.
+func (s *Server) authenticateKey(r *http.Request, key string) (auth.Team, error) {
+	if s.authFails == nil {
+		return s.auth.Authenticate(r.Context(), key)
+	}
+	addr := s.clientAddr(r)
+	if wait := s.authFails.blocked(addr); wait > 0 {
+		return auth.Team{}, errAuthRateLimited(wait)
+	}
+	team, err := s.auth.Authenticate(r.Context(), key)
+	if errors.Is(err, auth.ErrInvalidKey) {
+		s.authFails.fail(addr)
+	}
+	return team, err
 }
 
 // bearer extracts the token of an "Authorization: Bearer <token>" header.

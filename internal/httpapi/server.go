@@ -6,6 +6,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -81,7 +82,15 @@ type Deps struct {
 	// process (WATCHERS_PER_TEAM); 0 = DefaultMaxWatchers. The next one is
 	// closed with 1013 (try again later).
 	MaxWatchers int
-	Log         *slog.Logger
+	// AuthFailureLimit is how many failed authentications one client
+	// address may make per minute (AUTH_FAILURES_PER_MINUTE) before every
+	// request from it answers 429 AUTH_RATE_LIMITED until the minute ends;
+	// 0 = no limit.
+	AuthFailureLimit int
+	// TrustedProxies are the peers whose X-Forwarded-For names the client
+	// (TRUSTED_PROXIES); from anyone else the header is ignored.
+	TrustedProxies []netip.Prefix
+	Log            *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -94,26 +103,28 @@ type LimitDefaults struct {
 
 // Server is the HTTP API. Create it with New; it is an http.Handler.
 type Server struct {
-	scraper     Scraper
-	auth        Authenticator
-	ledger      Ledger
-	limiter     limits.Limiter
-	defaults    LimitDefaults
-	log         *slog.Logger
-	ready       atomic.Bool
-	router      chi.Router
-	results     results
-	media       MediaFiles
-	parser      FileParser
-	mapper      Mapper
-	jobs        Jobs
-	jobStore    store.JobStore
-	publicURL   string
-	metrics     Metrics
-	checks      []ReadyCheck
-	bodyTimeout time.Duration
-	watchers    *watchHub
-	lastOK      sync.Map // team id -> time.Time of the last successful scrape
+	scraper        Scraper
+	auth           Authenticator
+	ledger         Ledger
+	limiter        limits.Limiter
+	defaults       LimitDefaults
+	log            *slog.Logger
+	ready          atomic.Bool
+	router         chi.Router
+	results        results
+	media          MediaFiles
+	parser         FileParser
+	mapper         Mapper
+	jobs           Jobs
+	jobStore       store.JobStore
+	publicURL      string
+	metrics        Metrics
+	checks         []ReadyCheck
+	bodyTimeout    time.Duration
+	watchers       *watchHub
+	authFails      *authFailures // nil: no limit
+	trustedProxies []netip.Prefix
+	lastOK         sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
@@ -122,7 +133,10 @@ func New(d Deps) *Server {
 		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper,
 		jobs: d.Jobs, jobStore: d.JobStore, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
-		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers)}
+		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies}
+	if d.AuthFailureLimit > 0 {
+		s.authFails = newAuthFailures(d.AuthFailureLimit)
+	}
 	r := chi.NewRouter()
 	r.Use(s.requestID, s.accessLog, s.recoverPanics, s.bodyDeadline)
 	r.NotFound(s.handle(func(w http.ResponseWriter, r *http.Request) error {

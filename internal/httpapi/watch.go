@@ -81,7 +81,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, kind string) {
 	defer c.CloseNow()
 	ctx := c.CloseRead(r.Context())
 
-	team, err := s.auth.Authenticate(ctx, key)
+	team, err := s.authenticateKey(r.WithContext(ctx), key)
+	var limited *Error
+	if errors.As(err, &limited) && limited.Code == "AUTH_RATE_LIMITED" {
+		_ = c.Close(websocket.StatusTryAgainLater, limited.Message)
+		return
+	}
 	if err != nil {
 		_ = c.Close(closeAuthFailed, "Unauthorized")
 		return
