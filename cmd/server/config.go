@@ -42,6 +42,7 @@ type Config struct {
 	BrowserMaxTabs  int            // BROWSER_MAX_TABS: tabs open at once, default 2 per CPU
 	PublicURL       string         // PUBLIC_URL: base URL of this server in screenshot/PDF links
 	MediaDir        string         // MEDIA_DIR: screenshots and PDFs, default DATA_DIR/media
+	MediaTeamQuota  int64          // MEDIA_TEAM_QUOTA_BYTES: bytes of unexpired media one team may store, default 1 GiB, 0 = no quota
 	MediaS3Endpoint string         // MEDIA_S3_ENDPOINT: S3-compatible host[:port] for media instead of MEDIA_DIR; empty = local files
 	MediaS3Bucket   string         // MEDIA_S3_BUCKET: existing bucket, required with MEDIA_S3_ENDPOINT
 	MediaS3Prefix   string         // MEDIA_S3_PREFIX: key prefix of media objects, default media/
@@ -84,6 +85,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		MediaS3Endpoint: getenv("MEDIA_S3_ENDPOINT"),
 		MediaS3Bucket:   getenv("MEDIA_S3_BUCKET"),
 		MediaS3Prefix:   "media/",
+		MediaTeamQuota:  1 << 30,
 		MediaS3Access:   getenv("MEDIA_S3_ACCESS_KEY"),
 		MediaS3Secret:   getenv("MEDIA_S3_SECRET_KEY"),
 		MediaS3Region:   getenv("MEDIA_S3_REGION"),
@@ -257,6 +259,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	if v := getenv("METRICS"); v != "" {
 		c.Metrics = strings.ToLower(v)
+	}
+	if v := getenv("MEDIA_TEAM_QUOTA_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Errorf("MEDIA_TEAM_QUOTA_BYTES: %q must be a non-negative integer (0 = no quota)", v))
+		}
+		c.MediaTeamQuota = n
 	}
 	if v := getenv("MEDIA_S3_PREFIX"); v != "" {
 		c.MediaS3Prefix = v

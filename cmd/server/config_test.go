@@ -30,7 +30,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20,
 		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64, WatchersPerTeam: 1000, AuthFailures: 20,
 		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
-		MediaS3Prefix: "media/", MediaS3UseSSL: true,
+		MediaS3Prefix: "media/", MediaS3UseSSL: true, MediaTeamQuota: 1 << 30,
 		ShutdownTimeout: 30 * time.Second, HTTPReadHeader: 10 * time.Second, HTTPReadBody: time.Minute, HTTPIdle: 2 * time.Minute,
 		LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on",
 		QueueWorkers: 32, JobTTL: 24 * time.Hour, JobTimeout: 5 * time.Minute, JobRescueAfter: 6 * time.Minute}
@@ -53,7 +53,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"TEAM_CONCURRENCY_LIMIT": "0", "TEAM_RATE_MULTIPLIER": "3", "WATCHERS_PER_TEAM": "5",
 		"AUTH_FAILURES_PER_MINUTE": "0", "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,::1",
 		"BROWSER": "off", "CHROME_PATH": "/usr/bin/chromium", "BROWSER_WS_URL": "ws://chrome:9222", "BROWSER_MAX_TABS": "8",
-		"PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media",
+		"PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media", "MEDIA_TEAM_QUOTA_BYTES": "0",
 		"MEDIA_S3_ENDPOINT": "minio:9000", "MEDIA_S3_BUCKET": "shots", "MEDIA_S3_PREFIX": "firegate/",
 		"MEDIA_S3_ACCESS_KEY": "AKID", "MEDIA_S3_SECRET_KEY": "s3cret", "MEDIA_S3_REGION": "eu-west-1",
 		"MEDIA_S3_USE_SSL": "false", "METRICS": "OFF",
@@ -92,12 +92,12 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "PUBLIC_URL": "ftp://x", "METRICS": "maybe",
 		"QUEUE_WORKERS": "-1", "JOB_TTL": "1d", "JOB_TIMEOUT": "0s",
 		"HTTP_READ_HEADER_TIMEOUT": "0s", "HTTP_READ_TIMEOUT": "fast", "HTTP_IDLE_TIMEOUT": "-1s",
-		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
+		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1", "MEDIA_TEAM_QUOTA_BYTES": "1GB", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES"} {
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES", "MEDIA_TEAM_QUOTA_BYTES"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
@@ -199,7 +199,7 @@ func TestOpenMediaFollowsConfig(t *testing.T) {
 			if got, want := typeName(m), typeName(tt.want); got != want {
 				t.Fatalf("store %s, want %s", got, want)
 			}
-			id, err := m.Put(t.Context(), []byte("png"), "image/png")
+			id, err := m.Put(t.Context(), "", []byte("png"), "image/png")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -162,7 +162,7 @@ type mediaBackend interface {
 // bucket checked within ctx), else the directory MEDIA_DIR.
 func openMedia(ctx context.Context, cfg Config, log *slog.Logger) (mediaBackend, error) {
 	if cfg.MediaS3Endpoint == "" {
-		s, err := media.New(media.Options{Dir: cfg.MediaDir}, log)
+		s, err := media.New(media.Options{Dir: cfg.MediaDir, TeamQuota: cfg.MediaTeamQuota}, log)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +170,7 @@ func openMedia(ctx context.Context, cfg Config, log *slog.Logger) (mediaBackend,
 	}
 	s, err := media.NewS3Store(ctx, media.S3Options{Endpoint: cfg.MediaS3Endpoint, Bucket: cfg.MediaS3Bucket,
 		Prefix: cfg.MediaS3Prefix, AccessKey: cfg.MediaS3Access, SecretKey: cfg.MediaS3Secret,
-		Region: cfg.MediaS3Region, UseSSL: cfg.MediaS3UseSSL}, log)
+		Region: cfg.MediaS3Region, UseSSL: cfg.MediaS3UseSSL, TeamQuota: cfg.MediaTeamQuota}, log)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/scrape"
 )
 
@@ -28,6 +29,7 @@ var errorTable = []mapping{
 	{billing.ErrInsufficientCredits, http.StatusPaymentRequired, "insufficient_credits", "Payment Required: Insufficient credits"},
 	{billing.ErrUnavailable, http.StatusServiceUnavailable, "billing_unavailable", "Service Unavailable: credits could not be checked or charged; retry later"},
 	{limits.ErrConcurrencyTimeout, http.StatusTooManyRequests, "CONCURRENCY_LIMIT_REACHED", "Concurrency limit reached"},
+	{media.ErrQuotaExceeded, http.StatusTooManyRequests, "MEDIA_QUOTA_EXCEEDED", "Media quota exceeded: this team's stored screenshots and PDFs reach its quota. They are kept 24 hours; retry once older ones have expired."},
 	{scrape.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
 	{scrape.ErrNoCachedData, http.StatusNotFound, "SCRAPE_NO_CACHED_DATA", "No cached data is available for this URL that satisfies minAge."},
 	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},

@@ -277,7 +277,7 @@ func TestMediaRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := st.Put(context.Background(), []byte("\x89PNG fake"), "image/png")
+	id, err := st.Put(context.Background(), "", []byte("\x89PNG fake"), "image/png")
 	if err != nil {
 		t.Fatal(err)
 	}

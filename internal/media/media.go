@@ -27,9 +27,10 @@ var ErrNotFound = errors.New("media: not found")
 // DefaultTTL is how long a stored file is served.
 const DefaultTTL = 24 * time.Hour
 
-// idPattern is the shape of every id: 128 random bits in hex and an
-// extension naming the content type.
-var idPattern = regexp.MustCompile(`^[0-9a-f]{32}\.(png|jpg|webp|pdf|bin)$`)
+// idPattern is the shape of every id: the tag of the team that stored it
+// and a dash (absent in ids stored without a team), 128 random bits in hex,
+// and an extension naming the content type.
+var idPattern = regexp.MustCompile(`^(?:[0-9a-f]{16}-)?[0-9a-f]{32}\.(png|jpg|webp|pdf|bin)$`)
 
 // tmpPrefix marks files being written.
 const tmpPrefix = ".tmp-"
@@ -65,29 +66,40 @@ func contentTypeOf(id string) string {
 	return "application/octet-stream"
 }
 
-// newID returns a fresh id for contentType: 128 random bits in hex and the
-// extension naming the type, matching idPattern.
-func newID(contentType string) (string, error) {
+// newID returns a fresh id of the team tagged tag for contentType: the tag
+// and a dash when there is one, 128 random bits in hex and the extension
+// naming the type, matching idPattern.
+func newID(tag, contentType string) (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	return hex.EncodeToString(b[:]) + "." + extension(contentType), nil
+	id := hex.EncodeToString(b[:]) + "." + extension(contentType)
+	if tag != "" {
+		id = tag + "-" + id
+	}
+	return id, nil
 }
 
 // Options configures a Store.
 type Options struct {
-	Dir string        // created if missing
+	Dir string        // created with mode 0700 if missing
 	TTL time.Duration // 0 means DefaultTTL
+	// TeamQuota bounds the bytes of unexpired files one team may have
+	// stored; 0 = no quota.
+	TeamQuota int64
 }
 
-// Store is a directory of expiring media files. It is safe for concurrent
-// use, also by several processes sharing the directory.
+// Store is a directory of expiring media files, each created with mode
+// 0600. It is safe for concurrent use, also by several processes sharing
+// the directory (each then enforces the team quota on its own view,
+// refreshed every 30 s).
 type Store struct {
-	dir string
-	ttl time.Duration
-	log *slog.Logger
-	now func() time.Time
+	dir   string
+	ttl   time.Duration
+	log   *slog.Logger
+	now   func() time.Time
+	quota quota
 }
 
 // New opens (creating it if needed) the store directory.
@@ -101,23 +113,34 @@ func New(opts Options, log *slog.Logger) (*Store, error) {
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("media: create dir: %w", err)
 	}
-	return &Store{dir: opts.Dir, ttl: opts.TTL, log: log, now: time.Now}, nil
+	s := &Store{dir: opts.Dir, ttl: opts.TTL, log: log, now: time.Now}
+	s.quota = quota{limit: opts.TeamQuota, now: func() time.Time { return s.now() }, teams: make(map[string]*teamUsage)}
+	return s, nil
 }
 
 // TTL returns how long a file is served after Put.
 func (s *Store) TTL() time.Duration { return s.ttl }
 
-// Put stores data and returns its id, such as "3f9c...e1.png"; the
-// extension follows contentType (png, jpg, webp, pdf, else bin).
-func (s *Store) Put(ctx context.Context, data []byte, contentType string) (string, error) {
+// Put stores data of team teamID (empty: no team, no quota) and returns
+// its id, such as "9a1c...-3f9c...e1.png"; the extension follows
+// contentType (png, jpg, webp, pdf, else bin). It fails with
+// ErrQuotaExceeded when the team's unexpired files and data together would
+// exceed the team quota.
+func (s *Store) Put(ctx context.Context, teamID string, data []byte, contentType string) (id string, err error) {
 	if err := ctx.Err(); err != nil {
 		return "", fmt.Errorf("media: put: %w", err)
 	}
-	id, err := newID(contentType)
+	tag := teamTag(teamID)
+	done, err := s.quota.reserve(ctx, tag, int64(len(data)), s.teamBytes)
 	if err != nil {
 		return "", fmt.Errorf("media: put: %w", err)
 	}
-	f, err := os.CreateTemp(s.dir, tmpPrefix+"*")
+	defer func() { done(err == nil) }()
+	id, err = newID(tag, contentType)
+	if err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	f, err := os.CreateTemp(s.dir, tmpPrefix+"*") // mode 0600
 	if err != nil {
 		return "", fmt.Errorf("media: put: %w", err)
 	}
@@ -163,6 +186,29 @@ func (s *Store) Open(id string) (io.ReadSeekCloser, string, time.Time, error) {
 }
 
 func (s *Store) expired(mod time.Time) bool { return s.now().Sub(mod) >= s.ttl }
+
+// teamBytes measures the unexpired files of the team tagged tag.
+func (s *Store) teamBytes(ctx context.Context, tag string) (int64, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return 0, fmt.Errorf("media: measure team usage: %w", err)
+	}
+	var n int64
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tag+"-") || !idPattern.MatchString(e.Name()) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("media: measure team usage: %w", err)
+		}
+		fi, err := e.Info()
+		if err != nil || s.expired(fi.ModTime()) {
+			continue // deleted meanwhile, or about to be
+		}
+		n += fi.Size()
+	}
+	return n, nil
+}
 
 // Sweep deletes expired files (and abandoned partial writes) and returns
 // how many it deleted.

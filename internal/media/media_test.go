@@ -55,7 +55,7 @@ func TestPutOpen(t *testing.T) {
 	ids := map[string]bool{}
 	for _, tt := range tests {
 		data := []byte("data for " + tt.contentType)
-		id, err := s.Put(t.Context(), data, tt.contentType)
+		id, err := s.Put(t.Context(), "", data, tt.contentType)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestOpenRejectsBadIDs(t *testing.T) {
 func TestExpiryAndSweep(t *testing.T) {
 	t.Parallel()
 	s, c := setup(t)
-	oldID, err := s.Put(t.Context(), []byte("old"), "image/png")
+	oldID, err := s.Put(t.Context(), "", []byte("old"), "image/png")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestExpiryAndSweep(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(s.dir, oldID), past, past); err != nil {
 		t.Fatal(err)
 	}
-	newID, err := s.Put(t.Context(), []byte("new"), "image/png")
+	newID, err := s.Put(t.Context(), "", []byte("new"), "image/png")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestExpiryAndSweep(t *testing.T) {
 func TestRunJanitor(t *testing.T) {
 	t.Parallel()
 	s, c := setup(t)
-	id, err := s.Put(t.Context(), []byte("x"), "application/pdf")
+	id, err := s.Put(t.Context(), "", []byte("x"), "application/pdf")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,9 @@ type S3Options struct {
 	Region    string        // empty lets the client ask the service
 	UseSSL    bool          // https instead of http
 	TTL       time.Duration // 0 means DefaultTTL
+	// TeamQuota bounds the bytes of unexpired objects one team may have
+	// stored; 0 = no quota.
+	TeamQuota int64
 }
 
 // S3Store keeps expiring media as objects under a key prefix of an
@@ -53,6 +56,8 @@ type S3Store struct {
 	opTimeout    time.Duration // see s3OpTimeout
 	readTimeout  time.Duration // see s3ReadTimeout
 	sweepTimeout time.Duration // see s3SweepTimeout
+
+	quota quota
 }
 
 // NewS3Store connects to the service and checks, within ctx and a 30 s
@@ -82,6 +87,7 @@ func NewS3Store(ctx context.Context, opts S3Options, log *slog.Logger) (*S3Store
 		client: client, bucket: opts.Bucket, prefix: opts.Prefix, ttl: opts.TTL, log: log, now: time.Now,
 		opTimeout: s3OpTimeout, readTimeout: s3ReadTimeout, sweepTimeout: s3SweepTimeout,
 	}
+	s.quota = quota{limit: opts.TeamQuota, now: func() time.Time { return s.now() }, teams: make(map[string]*teamUsage)}
 	cctx, cancel := context.WithTimeout(ctx, s.opTimeout)
 	defer cancel()
 	ok, err := client.BucketExists(cctx, s.bucket)
@@ -100,11 +106,19 @@ func (s *S3Store) TTL() time.Duration { return s.ttl }
 // key is the object key of id.
 func (s *S3Store) key(id string) string { return s.prefix + id }
 
-// Put stores data and returns its id, such as "3f9c...e1.png"; the
-// extension follows contentType (png, jpg, webp, pdf, else bin) and so does
-// the object's stored content type.
-func (s *S3Store) Put(ctx context.Context, data []byte, contentType string) (string, error) {
-	id, err := newID(contentType)
+// Put stores data of team teamID (empty: no team, no quota) and returns
+// its id, such as "9a1c...-3f9c...e1.png"; the extension follows
+// contentType (png, jpg, webp, pdf, else bin) and so does the object's
+// stored content type. It fails with ErrQuotaExceeded when the team's
+// unexpired objects and data together would exceed the team quota.
+func (s *S3Store) Put(ctx context.Context, teamID string, data []byte, contentType string) (id string, err error) {
+	tag := teamTag(teamID)
+	done, err := s.quota.reserve(ctx, tag, int64(len(data)), s.teamBytes)
+	if err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	defer func() { done(err == nil) }()
+	id, err = newID(tag, contentType)
 	if err != nil {
 		return "", fmt.Errorf("media: put: %w", err)
 	}
@@ -215,6 +229,25 @@ func (s *S3Store) Sweep(ctx context.Context) (int, error) {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return n, fmt.Errorf("media: sweep: %w", err)
+	}
+	return n, nil
+}
+
+// teamBytes measures the unexpired objects of the team tagged tag, listing
+// only its keys, within the per-call deadline.
+func (s *S3Store) teamBytes(ctx context.Context, tag string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opTimeout)
+	defer cancel()
+	var n int64
+	for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix + tag + "-", Recursive: true}) {
+		if obj.Err != nil {
+			return 0, fmt.Errorf("media: measure team usage: %w", obj.Err)
+		}
+		id, ok := strings.CutPrefix(obj.Key, s.prefix)
+		if !ok || !idPattern.MatchString(id) || s.expired(obj.LastModified) {
+			continue
+		}
+		n += obj.Size
 	}
 	return n, nil
 }

@@ -102,7 +102,7 @@ func (b s3Bundle) exists(t *testing.T, key string) bool {
 }
 
 var _ interface {
-	Put(context.Context, []byte, string) (string, error)
+	Put(context.Context, string, []byte, string) (string, error)
 	Open(string) (io.ReadSeekCloser, string, time.Time, error)
 	Sweep(context.Context) (int, error)
 	RunJanitor(context.Context, time.Duration)
@@ -122,7 +122,7 @@ func TestS3PutOpen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := []byte("data for " + tt.contentType)
-			id, err := b.store.Put(t.Context(), data, tt.contentType)
+			id, err := b.store.Put(t.Context(), "", data, tt.contentType)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +156,7 @@ func TestS3ServeContent(t *testing.T) {
 	t.Parallel()
 	b := setupS3(t)
 	data := []byte("%PDF-1.7 0123456789 the rest of the document")
-	id, err := b.store.Put(t.Context(), data, "application/pdf")
+	id, err := b.store.Put(t.Context(), "", data, "application/pdf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestS3IDsAreUnguessable(t *testing.T) {
 	shape := regexp.MustCompile(`^[0-9a-f]{32}\.png$`)
 	seen := map[string]bool{}
 	for range 50 {
-		id, err := b.store.Put(t.Context(), []byte("x"), "image/png")
+		id, err := b.store.Put(t.Context(), "", []byte("x"), "image/png")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,14 +236,14 @@ func TestS3OpenRejectsMissingAndBadIDs(t *testing.T) {
 func TestS3ExpiryAndSweep(t *testing.T) {
 	t.Parallel()
 	b := setupS3(t)
-	oldID, err := b.store.Put(t.Context(), []byte("old"), "image/png")
+	oldID, err := b.store.Put(t.Context(), "", []byte("old"), "image/png")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.putRaw(t, "media/readme.txt", "not an id: never swept")
 	b.putRaw(t, "elsewhere/0123456789abcdef0123456789abcdef.png", "outside the prefix: never swept")
 	b.clock.add(DefaultTTL / 2)
-	newID, err := b.store.Put(t.Context(), []byte("new"), "image/png")
+	newID, err := b.store.Put(t.Context(), "", []byte("new"), "image/png")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestS3ExpiryAndSweep(t *testing.T) {
 func TestS3RunJanitor(t *testing.T) {
 	t.Parallel()
 	b := setupS3(t)
-	id, err := b.store.Put(t.Context(), []byte("x"), "application/pdf")
+	id, err := b.store.Put(t.Context(), "", []byte("x"), "application/pdf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +308,7 @@ func TestS3RunJanitor(t *testing.T) {
 func TestS3CallsHaveDeadlines(t *testing.T) {
 	t.Parallel()
 	b := setupS3(t)
-	id, err := b.store.Put(t.Context(), []byte("x"), "image/png")
+	id, err := b.store.Put(t.Context(), "", []byte("x"), "image/png")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestS3CallsHaveDeadlines(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"put", func() error { _, err := b.store.Put(context.Background(), []byte("y"), "image/png"); return err }},
+		{"put", func() error { _, err := b.store.Put(context.Background(), "", []byte("y"), "image/png"); return err }},
 		{"open", func() error { _, _, _, err := b.store.Open(id); return err }},
 		{"sweep", func() error { _, err := b.store.Sweep(context.Background()); return err }},
 	}

@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -21,9 +22,10 @@ type Renderer interface {
 	Render(ctx context.Context, req browser.Request) (*browser.Result, error)
 }
 
-// MediaStore keeps screenshots and PDFs; *media.Store implements it.
+// MediaStore keeps screenshots and PDFs of a team; *media.Store
+// implements it.
 type MediaStore interface {
-	Put(ctx context.Context, data []byte, contentType string) (string, error)
+	Put(ctx context.Context, teamID string, data []byte, contentType string) (string, error)
 }
 
 // browserOK reports whether a browser is configured and usable.
@@ -99,11 +101,11 @@ func (e *Engine) renderInBrowser(ctx context.Context, o *Options) (*fetch.Respon
 	return resp, res, nil
 }
 
-// attachBrowserOutputs stores screenshots and PDFs and fills the document's
-// screenshot and actions fields.
+// attachBrowserOutputs stores screenshots and PDFs (inlines them under zero
+// data retention) and fills the document's screenshot and actions fields.
 func (e *Engine) attachBrowserOutputs(ctx context.Context, o *Options, res *browser.Result, doc *Document) error {
 	if len(res.Screenshot) > 0 && o.HasFormat(FormatScreenshot) {
-		u, err := e.putMedia(ctx, res.Screenshot, res.ScreenshotType)
+		u, err := e.putMedia(ctx, o, res.Screenshot, res.ScreenshotType)
 		if err != nil {
 			return err
 		}
@@ -114,14 +116,14 @@ func (e *Engine) attachBrowserOutputs(ctx context.Context, o *Options, res *brow
 	}
 	out := &ActionResults{Screenshots: []string{}, Scrapes: []ActionScrape{}, JavascriptReturns: []JavascriptValue{}, PDFs: []string{}}
 	for _, m := range res.Actions.Screenshots {
-		u, err := e.putMedia(ctx, m.Data, m.ContentType)
+		u, err := e.putMedia(ctx, o, m.Data, m.ContentType)
 		if err != nil {
 			return err
 		}
 		out.Screenshots = append(out.Screenshots, u)
 	}
 	for _, m := range res.Actions.PDFs {
-		u, err := e.putMedia(ctx, m.Data, m.ContentType)
+		u, err := e.putMedia(ctx, o, m.Data, m.ContentType)
 		if err != nil {
 			return err
 		}
@@ -137,8 +139,14 @@ func (e *Engine) attachBrowserOutputs(ctx context.Context, o *Options, res *brow
 	return nil
 }
 
-func (e *Engine) putMedia(ctx context.Context, data []byte, contentType string) (string, error) {
-	id, err := e.media.Put(context.WithoutCancel(ctx), data, contentType)
+// putMedia stores a screenshot or PDF in the team's media and returns its
+// URL; under zero data retention nothing is stored and the URL is a data:
+// URI holding the bytes.
+func (e *Engine) putMedia(ctx context.Context, o *Options, data []byte, contentType string) (string, error) {
+	if o.ZeroDataRetention {
+		return "data:" + contentType + ";base64," + base64.StdEncoding.EncodeToString(data), nil
+	}
+	id, err := e.media.Put(context.WithoutCancel(ctx), o.TeamID, data, contentType)
 	if err != nil {
 		return "", fmt.Errorf("scrape: store media: %w", err)
 	}

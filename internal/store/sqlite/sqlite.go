@@ -54,13 +54,19 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database file at path, creating its
-// parent directory with mode 0700, and applies pending migrations.
+// parent directory with mode 0700, and applies pending migrations. The
+// database file and its -wal and -shm files are made 0600 whatever the
+// mode of the directory and the umask (SQLite gives the -wal and -shm
+// files the mode of the database file).
 func Open(ctx context.Context, path string, log *slog.Logger) (*Store, error) {
 	if path == "" || path == ":memory:" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "file:") {
 		return nil, fmt.Errorf("store: open sqlite: path %q must be a plain file path", path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: open sqlite: create directory: %w", err)
+	}
+	if err := makePrivate(path); err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
 	}
 	params := url.Values{}
 	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
@@ -87,6 +93,10 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*Store, error) {
 		_ = write.Close()
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
 	}
+	if err := makePrivate(path); err != nil {
+		_ = write.Close()
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
 	read, err := sql.Open("sqlite", path+"?"+readParams.Encode())
 	if err != nil {
 		_ = write.Close()
@@ -99,6 +109,34 @@ func Open(ctx context.Context, path string, log *slog.Logger) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// makePrivate creates the database file with mode 0600 when it does not
+// exist, and sets 0600 on it and on its -wal, -shm and -journal files
+// when they do (databases created before this rule, or by another tool).
+func makePrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + "-journal"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm() != 0o600 {
+			if err := os.Chmod(p, 0o600); err != nil {
+				return fmt.Errorf("make %s private: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 func cloneValues(v url.Values) url.Values {
