@@ -22,6 +22,7 @@ type Config struct {
 	BootstrapAPIKey string         // BOOTSTRAP_API_KEY: a key ensured to exist at start
 	AllowPrivate    bool           // ALLOW_PRIVATE_TARGETS: fetch loopback/private addresses
 	FetchMaxBytes   int64          // FETCH_MAX_BYTES: response size cap, default 10 MiB
+	SitemapMaxBytes int64          // SITEMAP_MAX_BYTES: decompressed sitemap bytes one map or crawl kickoff reads, default 64 MiB
 	ShutdownTimeout time.Duration  // SHUTDOWN_TIMEOUT: drain time on SIGTERM, default 30s
 	HTTPReadHeader  time.Duration  // HTTP_READ_HEADER_TIMEOUT: time to send the request headers, default 10s
 	HTTPReadBody    time.Duration  // HTTP_READ_TIMEOUT: time to send the request body once the headers are in, default 60s
@@ -97,6 +98,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		WatchersPerTeam: 1000,
 		AuthFailures:    20,
 		FetchMaxBytes:   10 << 20,
+		SitemapMaxBytes: 64 << 20,
 		ShutdownTimeout: 30 * time.Second,
 		HTTPReadHeader:  10 * time.Second,
 		HTTPReadBody:    60 * time.Second,
@@ -135,6 +137,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("FETCH_MAX_BYTES: %q must be an integer of at least 1024", v))
 		}
 		c.FetchMaxBytes = n
+	}
+	if v := getenv("SITEMAP_MAX_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1024 {
+			errs = append(errs, fmt.Errorf("SITEMAP_MAX_BYTES: %q must be an integer of at least 1024", v))
+		}
+		c.SitemapMaxBytes = n
 	}
 	if v := getenv("SHUTDOWN_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

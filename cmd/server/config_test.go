@@ -27,7 +27,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20,
+	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20, SitemapMaxBytes: 64 << 20,
 		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64, WatchersPerTeam: 1000, AuthFailures: 20,
 		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
 		MediaS3Prefix: "media/", MediaS3UseSSL: true, MediaTeamQuota: 1 << 30,
@@ -46,7 +46,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 	t.Parallel()
 	got, err := loadConfig(env(map[string]string{
 		"HOST": "127.0.0.1", "PORT": "8080", "DATA_DIR": "/tmp/x", "DATABASE_URL": "postgres://u@h/db",
-		"AUTH_MODE": "OFF", "BOOTSTRAP_API_KEY": "k", "ALLOW_PRIVATE_TARGETS": "true", "FETCH_MAX_BYTES": "2048",
+		"AUTH_MODE": "OFF", "BOOTSTRAP_API_KEY": "k", "ALLOW_PRIVATE_TARGETS": "true", "FETCH_MAX_BYTES": "2048", "SITEMAP_MAX_BYTES": "4096",
 		"SHUTDOWN_TIMEOUT": "5s", "HTTP_READ_HEADER_TIMEOUT": "2s", "HTTP_READ_TIMEOUT": "3s", "HTTP_IDLE_TIMEOUT": "4s",
 		"LOG_LEVEL": "debug", "LOG_FORMAT": "text", "PPROF_ADDR": "127.0.0.1:6060",
 		"REDIS_URL": "redis://127.0.0.1:6379/1", "CACHE_MAX_BYTES": "1000", "CACHE_TTL": "1h",
@@ -63,7 +63,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{Host: "127.0.0.1", Port: 8080, DataDir: "/tmp/x", DatabaseURL: "postgres://u@h/db", AuthMode: "off",
-		BootstrapAPIKey: "k", AllowPrivate: true, FetchMaxBytes: 2048, ShutdownTimeout: 5 * time.Second,
+		BootstrapAPIKey: "k", AllowPrivate: true, FetchMaxBytes: 2048, SitemapMaxBytes: 4096, ShutdownTimeout: 5 * time.Second,
 		HTTPReadHeader: 2 * time.Second, HTTPReadBody: 3 * time.Second, HTTPIdle: 4 * time.Second,
 		LogLevel: slog.LevelDebug, LogFormat: "text", PprofAddr: "127.0.0.1:6060",
 		RedisURL: "redis://127.0.0.1:6379/1", CacheMaxBytes: 1000, CacheTTL: time.Hour,
@@ -85,7 +85,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 	t.Parallel()
 	_, err := loadConfig(env(map[string]string{
-		"PORT": "http", "ALLOW_PRIVATE_TARGETS": "maybe", "FETCH_MAX_BYTES": "1", "SHUTDOWN_TIMEOUT": "soon",
+		"PORT": "http", "ALLOW_PRIVATE_TARGETS": "maybe", "FETCH_MAX_BYTES": "1", "SITEMAP_MAX_BYTES": "1k", "SHUTDOWN_TIMEOUT": "soon",
 		"LOG_LEVEL": "loud", "LOG_FORMAT": "xml", "AUTH_MODE": "sometimes", "DATABASE_URL": "mysql://x",
 		"REDIS_URL": "http://x", "CACHE_MAX_BYTES": "-1", "CACHE_TTL": "0s",
 		"TEAM_CONCURRENCY_LIMIT": "-2", "TEAM_RATE_MULTIPLIER": "x",
@@ -97,7 +97,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES", "MEDIA_TEAM_QUOTA_BYTES"} {
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES", "MEDIA_TEAM_QUOTA_BYTES"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}

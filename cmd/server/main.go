@@ -253,7 +253,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		}
 	}
 	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
-	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{}, log)
+	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{MaxSitemapTotalBytes: cfg.SitemapMaxBytes}, log)
 	ledger := billing.NewLedger(st, log)
 	if obs.m != nil {
 		ledger.ObserveCharges(obs.m.ObserveCharge)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -27,6 +28,15 @@ const (
 	DefaultLimit = 5000
 	// MaxLimit is the largest accepted MapOptions.Limit.
 	MaxLimit = 100000
+	// DefaultSitemapTotalBytes is the default MaxSitemapTotalBytes: the
+	// decompressed sitemap bytes one map or crawl reads in all.
+	DefaultSitemapTotalBytes = 64 << 20
+	// DefaultSitemapTotalURLs is the default MaxSitemapTotalURLs: the
+	// sitemap entries one map or crawl reads in all.
+	DefaultSitemapTotalURLs = 500000
+	// DefaultLinkBytes is the default MaxLinkBytes: the size of the links
+	// one map gathers.
+	DefaultLinkBytes = 32 << 20
 
 	defaultMaxSitemaps     = 100
 	defaultMaxSitemapDepth = 3
@@ -57,9 +67,25 @@ type MapperOptions struct {
 	MaxSitemapBytes int64
 	// MaxSitemapURLs caps the URLs read from one sitemap (default 50000).
 	MaxSitemapURLs int
+	// MaxSitemapTotalBytes is the budget of decompressed sitemap bytes of
+	// one map, all sitemaps together (default DefaultSitemapTotalBytes).
+	// Sitemaps are parsed as a stream, so this bounds the work of a map,
+	// not its memory; once spent, the map stops reading sitemaps and
+	// answers with the links found so far, with a warning.
+	MaxSitemapTotalBytes int64
+	// MaxSitemapTotalURLs is the budget of sitemap entries (page URLs and
+	// child sitemaps) of one map, all sitemaps together (default
+	// DefaultSitemapTotalURLs); spending it ends the map like
+	// MaxSitemapTotalBytes.
+	MaxSitemapTotalURLs int
 	// MaxCandidates caps the distinct URLs gathered before ranking when a
 	// search phrase is given (default 100000).
 	MaxCandidates int
+	// MaxLinkBytes caps the total length of the URLs, titles and
+	// descriptions one map gathers (default DefaultLinkBytes): what a map
+	// holds in memory and answers, whatever Limit and the URL lengths.
+	// Reaching it ends the map like a spent sitemap budget.
+	MaxLinkBytes int
 	// RequestTimeout bounds each outbound request (default 15 s).
 	RequestTimeout time.Duration
 	// DefaultTimeout bounds a map whose MapOptions.Timeout is zero
@@ -127,6 +153,10 @@ type MapOptions struct {
 	Headers map[string]string
 	// Languages build the Accept-Language header, first preferred.
 	Languages []string
+	// Accept, when set, is one more test every link must pass (after
+	// normalisation and the other filters). A crawl passes its rules, so
+	// that the links it cannot use do not fill the map's Limit.
+	Accept func(*url.URL) bool
 }
 
 // Link is one mapped URL.
@@ -141,8 +171,12 @@ type MapResult struct {
 	// Links are the URLs found, deduplicated, at most Limit.
 	Links []Link
 	// Warning is set when at most one link was found from a start URL
-	// below the site root.
+	// below the site root, or when the sitemap budget ran out.
 	Warning string
+	// BudgetSpent reports that the map stopped early because its sitemap
+	// budget (MaxSitemapTotalBytes, MaxSitemapTotalURLs) or its link budget
+	// (MaxLinkBytes) ran out; Warning then says so.
+	BudgetSpent bool
 }
 
 // Mapper lists the URLs of sites. It is safe for concurrent use.
@@ -165,6 +199,15 @@ func NewMapper(f Fetcher, opts MapperOptions, log *slog.Logger) *Mapper {
 	}
 	if opts.MaxSitemapURLs <= 0 {
 		opts.MaxSitemapURLs = defaultMaxSitemapURLs
+	}
+	if opts.MaxSitemapTotalBytes <= 0 {
+		opts.MaxSitemapTotalBytes = DefaultSitemapTotalBytes
+	}
+	if opts.MaxSitemapTotalURLs <= 0 {
+		opts.MaxSitemapTotalURLs = DefaultSitemapTotalURLs
+	}
+	if opts.MaxLinkBytes <= 0 {
+		opts.MaxLinkBytes = DefaultLinkBytes
 	}
 	if opts.MaxCandidates <= 0 {
 		opts.MaxCandidates = defaultMaxCandidates
@@ -262,7 +305,7 @@ func (r *run) do(ctx context.Context, start *url.URL, f *filter) (MapResult, err
 		base = page.final
 	}
 	f.setBase(base)
-	c := newCollector(f, capacity, !o.KeepSimilarURLs)
+	c := newCollector(f, capacity, r.m.opts.MaxLinkBytes, !o.KeepSimilarURLs)
 
 	if o.Sitemap != SitemapOnly && page.ok {
 		c.add(base.String(), page.title, page.description)
@@ -274,8 +317,9 @@ func (r *run) do(ctx context.Context, start *url.URL, f *filter) (MapResult, err
 			}
 		}
 	}
+	spent := false
 	if o.Sitemap != SitemapSkip && !c.full() {
-		r.sitemaps(ctx, base, c)
+		spent = r.sitemaps(ctx, base, c)
 	}
 	if ctx.Err() != nil {
 		return MapResult{}, ctx.Err()
@@ -291,14 +335,24 @@ func (r *run) do(ctx context.Context, start *url.URL, f *filter) (MapResult, err
 	if len(links) > o.Limit {
 		links = links[:o.Limit]
 	}
-	res := MapResult{Links: links}
+	res := MapResult{Links: links, BudgetSpent: spent || c.overflow}
 	if res.Links == nil {
 		res.Links = []Link{}
 	}
+	var warnings []string
 	if len(links) <= 1 && o.Limit != 1 && base.Path != "" && base.Path != "/" {
-		res.Warning = fmt.Sprintf("Only %d result(s) found. Mapping from the site root may find more; try the base domain: %s://%s",
-			len(links), base.Scheme, base.Host)
+		warnings = append(warnings, fmt.Sprintf("Only %d result(s) found. Mapping from the site root may find more; try the base domain: %s://%s",
+			len(links), base.Scheme, base.Host))
 	}
+	if spent {
+		warnings = append(warnings, fmt.Sprintf("The site's sitemaps are larger than this server reads for one request (%d MiB decompressed or %d URLs); the links listed are those found within that budget.",
+			r.m.opts.MaxSitemapTotalBytes>>20, r.m.opts.MaxSitemapTotalURLs))
+	}
+	if c.overflow {
+		warnings = append(warnings, fmt.Sprintf("The links found are more than this server answers for one request (%d MiB of URLs); the first %d are listed.",
+			r.m.opts.MaxLinkBytes>>20, len(links)))
+	}
+	res.Warning = strings.Join(warnings, " ")
 	return res, nil
 }
 
@@ -392,11 +446,11 @@ func (f *filter) setBase(base *url.URL) {
 	}
 }
 
-// accept normalises raw and reports whether it belongs in the result.
-func (f *filter) accept(raw string) (*url.URL, bool) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return nil, false
+// accept normalises u (in place) and reports whether it belongs in the
+// result.
+func (f *filter) accept(u *url.URL) bool {
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return false
 	}
 	u.Host = strings.ToLower(u.Host)
 	u.Fragment, u.RawFragment = "", ""
@@ -410,58 +464,91 @@ func (f *filter) accept(raw string) (*url.URL, bool) {
 	if host != f.baseHost {
 		sameDomain := !f.o.ExcludeSubdomains && f.baseReg != "" && registrable(host) == f.baseReg
 		if !sameDomain && !f.o.AllowExternalLinks {
-			return nil, false
+			return false
 		}
 	}
 	if f.prefix != "" && !strings.HasPrefix(u.Path, f.prefix) {
-		return nil, false
+		return false
 	}
 	if ok, _ := f.pat.check(u); !ok {
-		return nil, false
+		return false
 	}
-	return u, true
+	if f.o.Accept != nil && !f.o.Accept(u) {
+		return false
+	}
+	return true
 }
 
-// collector gathers accepted links in discovery order without duplicates.
+// collector gathers accepted links in discovery order without duplicates,
+// at most cap of them and maxBytes of their text.
 type collector struct {
-	f       *filter
-	cap     int
-	similar bool
-	seen    map[string]int // dedupe key -> index in links
-	links   []Link
+	f        *filter
+	cap      int
+	maxBytes int
+	bytes    int  // of the links' URLs, titles and descriptions
+	overflow bool // a link was refused for maxBytes
+	similar  bool
+	seeds    [2]maphash.Seed
+	seen     map[linkKey]int // dedupe key -> index in links
+	links    []Link
 }
 
-func newCollector(f *filter, capacity int, similar bool) *collector {
-	return &collector{f: f, cap: capacity, similar: similar, seen: make(map[string]int)}
+// linkKey is a 128-bit hash of a dedupe key: a map of up to MaxLimit URLs
+// of up to 8 KiB then costs a few MB instead of a copy of every URL.
+type linkKey [2]uint64
+
+func newCollector(f *filter, capacity, maxBytes int, similar bool) *collector {
+	return &collector{f: f, cap: capacity, maxBytes: maxBytes, similar: similar,
+		seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, seen: make(map[linkKey]int)}
 }
 
 // full reports that no more links are wanted.
-func (c *collector) full() bool { return len(c.links) >= c.cap }
+func (c *collector) full() bool { return len(c.links) >= c.cap || c.overflow }
 
 // add offers one URL; it reports false once the collector is full.
 func (c *collector) add(raw, title, description string) bool {
 	if c.full() {
 		return false
 	}
-	u, ok := c.f.accept(raw)
-	if !ok {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return true
+	}
+	return c.addURL(u, title, description)
+}
+
+// addURL is add for a parsed URL, which it may modify.
+func (c *collector) addURL(u *url.URL, title, description string) bool {
+	if c.full() {
+		return false
+	}
+	if !c.f.accept(u) {
 		return true
 	}
 	s := u.String()
-	key := s
+	ks := s
 	if c.similar {
-		key = dedupeKey(u, true, false)
+		ks = dedupeKey(u, true, false)
 	}
+	key := linkKey{maphash.String(c.seeds[0], ks), maphash.String(c.seeds[1], ks)}
 	if i, dup := c.seen[key]; dup {
 		// Keep the first spelling, but take a title it lacked.
 		if c.links[i].Title == "" && title != "" {
 			c.links[i].Title = title
+			c.bytes += len(title)
 		}
 		if c.links[i].Description == "" && description != "" {
 			c.links[i].Description = description
+			c.bytes += len(description)
 		}
 		return true
 	}
+	size := len(s) + len(title) + len(description)
+	if c.bytes+size > c.maxBytes {
+		c.overflow = true
+		return false
+	}
+	c.bytes += size
 	c.seen[key] = len(c.links)
 	c.links = append(c.links, Link{URL: s, Title: title, Description: description})
 	return !c.full()

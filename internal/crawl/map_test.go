@@ -42,7 +42,7 @@ type web struct {
 	srv  *httptest.Server
 }
 
-func newWeb(t *testing.T, res map[string]resource) *web {
+func newWeb(t testing.TB, res map[string]resource) *web {
 	t.Helper()
 	w := &web{res: res}
 	w.srv = httptest.NewServer(http.HandlerFunc(w.serve))
@@ -128,13 +128,13 @@ func (v *vfetcher) Do(ctx context.Context, req fetch.Request) (*fetch.Response, 
 	return nil, fetch.ErrTooManyRedirects
 }
 
-func newMapper(t *testing.T, w *web, opts MapperOptions) *Mapper {
+func newMapper(t testing.TB, w *web, opts MapperOptions) *Mapper {
 	t.Helper()
 	return newMapperCap(t, w, opts, 1<<20)
 }
 
 // newMapperCap is newMapper with a fetch body cap of maxBody bytes.
-func newMapperCap(t *testing.T, w *web, opts MapperOptions, maxBody int64) *Mapper {
+func newMapperCap(t testing.TB, w *web, opts MapperOptions, maxBody int64) *Mapper {
 	t.Helper()
 	c := fetch.New(fetch.Options{AllowPrivate: true, MaxRedirects: -1, MaxBodyBytes: maxBody}, nil)
 	t.Cleanup(c.CloseIdleConnections)
@@ -635,11 +635,19 @@ func TestParseSitemap(t *testing.T) {
 		{"text", "\ufeffhttps://example.com/t1\n\nftp://x/y\nhttps://example.com/t2\n", []string{"https://example.com/t1", "https://example.com/t2"}, nil},
 		{"cap", urlset("https://example.com/1", "https://example.com/2", "https://example.com/3"), []string{"https://example.com/1", "https://example.com/2"}, nil},
 	} {
-		d := parseSitemap(strings.NewReader(tc.in), base, 2)
-		if diff := cmp.Diff(tc.pages, d.pages); diff != "" {
+		var pages, children []string
+		parseSitemap(strings.NewReader(tc.in), base, 2, func(u *url.URL, child bool) bool {
+			if child {
+				children = append(children, u.String())
+			} else {
+				pages = append(pages, u.String())
+			}
+			return true
+		})
+		if diff := cmp.Diff(tc.pages, pages); diff != "" {
 			t.Errorf("%s: pages (-want +got)\n%s", tc.name, diff)
 		}
-		if diff := cmp.Diff(tc.childs, d.children); diff != "" {
+		if diff := cmp.Diff(tc.childs, children); diff != "" {
 			t.Errorf("%s: children (-want +got)\n%s", tc.name, diff)
 		}
 	}
@@ -660,12 +668,36 @@ func TestSitemapReaderCapsDecompression(t *testing.T) {
 	t.Parallel()
 	m := NewMapper(nil, MapperOptions{MaxSitemapBytes: 1 << 20}, nil)
 	bomb := gz(t, strings.Repeat(" ", 32<<20)) // 32 MiB of spaces, ~32 KiB compressed
-	rd, err := m.sitemapReader(bomb)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		want   int64
+		spent  bool
+	}{
+		{"file cap", 8 << 20, 1 << 20, false},
+		{"request budget", 300 << 10, 300 << 10, true},
+	} {
+		b := &sitemapBudget{bytes: tc.budget}
+		rd, err := m.sitemapReader(t.Context(), bomb, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, rd)
+		if n != tc.want || b.spent != tc.spent || b.bytes != tc.budget-tc.want {
+			t.Errorf("%s: read %d decompressed bytes (spent %v, %d left), want %d (spent %v)", tc.name, n, b.spent, b.bytes, tc.want, tc.spent)
+		}
 	}
-	n, _ := io.Copy(io.Discard, rd)
-	if n != 1<<20 {
-		t.Errorf("read %d decompressed bytes, want the 1 MiB cap", n)
+	// A budget that ends with the file is not spent.
+	b := &sitemapBudget{bytes: 5}
+	rd, _ := m.sitemapReader(t.Context(), []byte("hello"), b)
+	if data, _ := io.ReadAll(rd); string(data) != "hello" || b.spent {
+		t.Errorf("exact budget: read %q, spent %v", data, b.spent)
+	}
+	// A done context ends the read.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	rd, _ = m.sitemapReader(ctx, bomb, &sitemapBudget{bytes: 8 << 20})
+	if n, err := io.Copy(io.Discard, rd); n != 0 || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: read %d, %v", n, err)
 	}
 }

@@ -5,53 +5,128 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/firegate/firegate/internal/fetch"
 )
 
-// sitemapDoc is what one sitemap file contributed.
-type sitemapDoc struct {
-	pages    []string // page URLs (urlset or text sitemap)
-	children []string // nested sitemaps (sitemapindex)
+// Bounds of the sitemap parser.
+const (
+	// maxLocBytes is the longest <loc> (or text line) taken; longer ones
+	// are skipped. The protocol asks for less than 2,048 characters.
+	maxLocBytes = 8 << 10
+	// maxXMLRun is the longest stretch of a sitemap without '<' or '>'
+	// that is read: encoding/xml holds a whole token in memory, and no
+	// token of a real sitemap is near this long.
+	maxXMLRun = 256 << 10
+)
+
+// errSitemapBudget stops a sitemap read when the map's budget is spent.
+var errSitemapBudget = errors.New("crawl: sitemap budget spent")
+
+// errXMLRun stops a sitemap holding an overlong token.
+var errXMLRun = errors.New("crawl: sitemap token too long")
+
+// sitemapBudget is what one map may still read from sitemaps: decompressed
+// bytes and entries (page URLs and child sitemaps). Only the goroutine
+// that parses uses it.
+type sitemapBudget struct {
+	bytes int64
+	urls  int
+	// spent is set when a budget ran out while a sitemap had more to give.
+	spent bool
+}
+
+// sitemapItem is one sitemap to read, and its fetch once started.
+type sitemapItem struct {
+	url   string
+	depth int
+	resp  chan *fetch.Response // buffered; nil when the fetch failed
+}
+
+// sitemapQueue holds the sitemaps of a map in the order they are read
+// (breadth first): each URL once, at most max of them.
+type sitemapQueue struct {
+	max   int
+	seen  map[string]bool
+	items []*sitemapItem
+}
+
+// add queues u at depth unless it was queued before or the queue is full.
+func (q *sitemapQueue) add(u string, depth int) {
+	if q.seen[u] || len(q.items) >= q.max {
+		return
+	}
+	q.seen[u] = true
+	q.items = append(q.items, &sitemapItem{url: u, depth: depth, resp: make(chan *fetch.Response, 1)})
 }
 
 // sitemaps finds the site's sitemaps (robots.txt Sitemap lines, then
-// /sitemap.xml) and feeds their page URLs to c, following index files
-// breadth first, level by level, within the count and depth bounds. Failed
-// or malformed sitemaps are skipped.
-func (r *run) sitemaps(ctx context.Context, base *url.URL, c *collector) {
+// /sitemap.xml) and feeds their page URLs to c as they are parsed,
+// following index files breadth first within the count and depth bounds.
+// Sitemaps are parsed one at a time, in order, while up to Concurrency are
+// fetched ahead (one at a time with a delay); only their compressed bodies
+// wait in memory. A URL is fetched once, and a body is parsed once. Reading stops when c is full or the map's sitemap budget
+// (MaxSitemapTotalBytes, MaxSitemapTotalURLs) is spent; spent reports the
+// latter. Failed or malformed sitemaps are skipped.
+func (r *run) sitemaps(ctx context.Context, base *url.URL, c *collector) (spent bool) {
 	root := &url.URL{Scheme: base.Scheme, Host: base.Host, Path: "/"}
-	level := r.robotsSitemaps(ctx, root)
-	level = append(level, root.JoinPath("sitemap.xml").String())
+	q := &sitemapQueue{max: r.m.opts.MaxSitemaps, seen: make(map[string]bool)}
+	for _, s := range r.robotsSitemaps(ctx, root) {
+		q.add(s, 0)
+	}
+	q.add(root.JoinPath("sitemap.xml").String(), 0)
+	b := &sitemapBudget{bytes: r.m.opts.MaxSitemapTotalBytes, urls: r.m.opts.MaxSitemapTotalURLs}
 
-	seen := make(map[string]bool)
-	fetched := 0
-	for depth := 0; depth <= r.m.opts.MaxSitemapDepth && len(level) > 0; depth++ {
-		var todo []string
-		for _, s := range level {
-			if !seen[s] && fetched+len(todo) < r.m.opts.MaxSitemaps {
-				seen[s] = true
-				todo = append(todo, s)
-			}
+	window := r.m.opts.Concurrency
+	if r.o.Delay > 0 {
+		window = 1 // r.get spaces requests; one at a time
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // fetches still running are not wanted
+		wg.Wait()
+	}()
+	read := make(map[[sha256.Size]byte]bool) // bodies parsed already
+	started := 0
+	for i := 0; i < len(q.items); i++ {
+		for ; started < len(q.items) && started < i+window; started++ {
+			it := q.items[started]
+			wg.Go(func() { it.resp <- r.fetchSitemap(fctx, it.url) })
 		}
-		fetched += len(todo)
-		docs := r.fetchSitemaps(ctx, todo)
-		level = nil
-		for _, d := range docs {
-			for _, p := range d.pages {
-				if !c.add(p, "", "") {
-					return
-				}
-			}
-			level = append(level, d.children...)
+		it := q.items[i]
+		q.items[i] = nil // its body is garbage once read
+		var resp *fetch.Response
+		select {
+		case resp = <-it.resp:
+		case <-ctx.Done():
+			return false
 		}
-		if ctx.Err() != nil {
-			return
+		if resp == nil {
+			continue
+		}
+		// The same file under another URL adds nothing: parse it once.
+		sum := sha256.Sum256(resp.Body)
+		if read[sum] {
+			continue
+		}
+		read[sum] = true
+		if !r.readSitemap(ctx, resp, it.depth, q, c, b) {
+			break
 		}
 	}
+	if b.spent {
+		r.m.log.InfoContext(ctx, "map sitemap budget spent", "url", r.o.URL,
+			"max_bytes", r.m.opts.MaxSitemapTotalBytes, "max_urls", r.m.opts.MaxSitemapTotalURLs, "links", len(c.links))
+	}
+	return b.spent
 }
 
 // robotsSitemaps returns the absolute URLs of the Sitemap lines of the
@@ -65,52 +140,54 @@ func (r *run) robotsSitemaps(ctx context.Context, root *url.URL) []string {
 	return robotsSitemapURLs(resp.Body, robots)
 }
 
-// fetchSitemaps fetches and parses urls, several at a time (one at a time
-// with a delay), returning their contents in the order of urls.
-func (r *run) fetchSitemaps(ctx context.Context, urls []string) []sitemapDoc {
-	docs := make([]sitemapDoc, len(urls))
-	if r.o.Delay > 0 {
-		for i, u := range urls {
-			docs[i] = r.sitemap(ctx, u)
-		}
-		return docs
-	}
-	sem := make(chan struct{}, r.m.opts.Concurrency)
-	var wg sync.WaitGroup
-	for i, u := range urls {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			docs[i] = r.sitemap(ctx, u)
-		})
-	}
-	wg.Wait()
-	return docs
-}
-
-// sitemap fetches and parses one sitemap; failures yield an empty one.
-func (r *run) sitemap(ctx context.Context, u string) sitemapDoc {
+// fetchSitemap fetches one sitemap; nil when it failed or answered an
+// error status.
+func (r *run) fetchSitemap(ctx context.Context, u string) *fetch.Response {
 	resp, err := r.get(ctx, u)
 	if err != nil {
 		r.m.log.DebugContext(ctx, "sitemap fetch failed", "url", u, "err", err)
-		return sitemapDoc{}
+		return nil
 	}
 	if resp.StatusCode >= 400 {
-		return sitemapDoc{}
+		return nil
 	}
-	body, err := r.m.sitemapReader(resp.Body)
+	return resp
+}
+
+// readSitemap parses one fetched sitemap, adding its page URLs to c and
+// queueing its child sitemaps. It reports whether more sitemaps are
+// wanted: false once c is full, the budget is spent or ctx is done.
+func (r *run) readSitemap(ctx context.Context, resp *fetch.Response, depth int, q *sitemapQueue, c *collector, b *sitemapBudget) bool {
+	rd, err := r.m.sitemapReader(ctx, resp.Body, b)
 	if err != nil {
-		r.m.log.DebugContext(ctx, "sitemap decompress failed", "url", u, "err", err)
-		return sitemapDoc{}
+		r.m.log.DebugContext(ctx, "sitemap decompress failed", "url", resp.URL, "err", err)
+		return true
 	}
 	base, _ := url.Parse(resp.URL)
-	return parseSitemap(body, base, r.m.opts.MaxSitemapURLs)
+	more := true
+	parseSitemap(rd, base, r.m.opts.MaxSitemapURLs, func(u *url.URL, child bool) bool {
+		if b.urls <= 0 {
+			b.spent = true
+			return false
+		}
+		b.urls--
+		if child {
+			if depth < r.m.opts.MaxSitemapDepth {
+				q.add(u.String(), depth+1)
+			}
+			return true
+		}
+		more = c.addURL(u, "", "")
+		return more
+	})
+	return more && !b.spent && ctx.Err() == nil
 }
 
 // sitemapReader returns the sitemap text of body, gunzipping a gzip file
 // (a .xml.gz served without Content-Encoding), capped at MaxSitemapBytes
-// of decompressed data.
-func (m *Mapper) sitemapReader(body []byte) (io.Reader, error) {
+// of decompressed data and drawing on the map's byte budget b. Reading
+// fails once ctx is done.
+func (m *Mapper) sitemapReader(ctx context.Context, body []byte, b *sitemapBudget) (io.Reader, error) {
 	var rd io.Reader = bytes.NewReader(body)
 	if len(body) >= 2 && body[0] == 0x1f && body[1] == 0x8b {
 		zr, err := gzip.NewReader(rd)
@@ -119,65 +196,130 @@ func (m *Mapper) sitemapReader(body []byte) (io.Reader, error) {
 		}
 		rd = zr
 	}
-	return io.LimitReader(rd, m.opts.MaxSitemapBytes), nil
+	return &budgetReader{ctx: ctx, r: rd, file: m.opts.MaxSitemapBytes, b: b}, nil
+}
+
+// budgetReader reads at most file bytes of r, and no more than the budget
+// has left, counting what it reads against the budget. Running out of
+// budget with data left sets b.spent.
+type budgetReader struct {
+	ctx  context.Context
+	r    io.Reader
+	file int64 // left of this file's cap
+	b    *sitemapBudget
+}
+
+func (br *budgetReader) Read(p []byte) (int, error) {
+	if err := br.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if br.file <= 0 {
+		return 0, io.EOF
+	}
+	if br.b.bytes <= 0 {
+		// Spent, unless the file ends here anyway.
+		var one [1]byte
+		if n, _ := io.ReadFull(br.r, one[:]); n > 0 {
+			br.b.spent = true
+		}
+		return 0, errSitemapBudget
+	}
+	p = p[:min(int64(len(p)), br.file, br.b.bytes)]
+	n, err := br.r.Read(p)
+	br.file -= int64(n)
+	br.b.bytes -= int64(n)
+	return n, err
+}
+
+// runReader fails once r yields more than maxXMLRun bytes without a '<' or
+// '>'.
+type runReader struct {
+	r   io.Reader
+	run int // bytes since the last '<' or '>'
+}
+
+func (rr *runReader) Read(p []byte) (int, error) {
+	n, err := rr.r.Read(p)
+	chunk := p[:n]
+	if i := max(bytes.LastIndexByte(chunk, '<'), bytes.LastIndexByte(chunk, '>')); i >= 0 {
+		rr.run = n - i - 1
+	} else {
+		rr.run += n
+	}
+	if rr.run > maxXMLRun {
+		return n, errXMLRun
+	}
+	return n, err
 }
 
 // parseSitemap reads an XML sitemap (urlset or sitemapindex) or a text
-// sitemap (one URL per line), keeping at most maxURLs entries. Relative
-// locations resolve against base. Malformed input yields what was read
-// before the error.
-func parseSitemap(rd io.Reader, base *url.URL, maxURLs int) sitemapDoc {
+// sitemap (one URL per line) token by token, handing each entry to emit as
+// it is read: child is true for the sitemaps of an index. It stops after
+// maxURLs entries, or when emit returns false. Locations resolve against
+// base; only absolute http(s) URLs are emitted. Malformed input ends the
+// read; what came before it counts.
+func parseSitemap(rd io.Reader, base *url.URL, maxURLs int, emit func(u *url.URL, child bool) bool) {
 	br := bufio.NewReader(rd)
 	if isText(br) {
-		return parseTextSitemap(br, base, maxURLs)
+		parseTextSitemap(br, base, maxURLs, emit)
+		return
 	}
-	var d sitemapDoc
-	dec := xml.NewDecoder(br)
+	dec := xml.NewDecoder(&runReader{r: br})
 	dec.Strict = false
 	dec.CharsetReader = func(_ string, in io.Reader) (io.Reader, error) { return in, nil }
-	var stack []string
+	var stack []string // open elements, the first 64 levels
+	deeper := 0        // open elements below those
 	var loc strings.Builder
-	inLoc := false
-	for len(d.pages)+len(d.children) < maxURLs {
+	inLoc, tooLong := false, false
+	for n := 0; n < maxURLs; {
 		tok, err := dec.RawToken()
 		if err != nil {
-			break // io.EOF, or malformed input: keep what was read
+			return // io.EOF, a spent budget, or malformed input
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
 			name := strings.ToLower(t.Name.Local)
-			stack = append(stack, name)
-			if name == "loc" {
-				inLoc = true
+			if len(stack) < 64 {
+				stack = append(stack, name)
+			} else {
+				deeper++
+			}
+			if name == "loc" && deeper == 0 {
+				inLoc, tooLong = true, false
 				loc.Reset()
 			}
 		case xml.CharData:
-			if inLoc && loc.Len() < 8<<10 {
-				loc.Write(t)
+			if inLoc {
+				if loc.Len()+len(t) > maxLocBytes {
+					tooLong = true
+				} else {
+					loc.Write(t)
+				}
 			}
 		case xml.EndElement:
 			name := strings.ToLower(t.Name.Local)
-			if inLoc && name == "loc" {
+			if inLoc && name == "loc" && deeper == 0 {
 				inLoc = false
 				parent := ""
 				if len(stack) >= 2 {
 					parent = stack[len(stack)-2]
 				}
-				if u, ok := resolve(base, strings.TrimSpace(loc.String())); ok {
-					switch parent {
-					case "sitemap":
-						d.children = append(d.children, u)
-					case "url":
-						d.pages = append(d.pages, u)
+				if (parent == "sitemap" || parent == "url") && !tooLong {
+					if u, ok := resolveURL(base, loc.String()); ok {
+						n++
+						if !emit(u, parent == "sitemap") {
+							return
+						}
 					}
 				}
 			}
-			if len(stack) > 0 {
+			if deeper > 0 {
+				deeper--
+			} else if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
 			}
 		}
 	}
-	return d
 }
 
 // isText reports whether the sitemap looks like a plain list of URLs
@@ -190,18 +332,39 @@ func isText(br *bufio.Reader) bool {
 }
 
 // parseTextSitemap reads one absolute URL per line.
-func parseTextSitemap(br *bufio.Reader, base *url.URL, maxURLs int) sitemapDoc {
-	var d sitemapDoc
+func parseTextSitemap(br *bufio.Reader, base *url.URL, maxURLs int, emit func(u *url.URL, child bool) bool) {
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
-	for sc.Scan() && len(d.pages) < maxURLs {
+	for n := 0; n < maxURLs && sc.Scan(); {
 		line := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
-		if !strings.HasPrefix(line, "http://") && !strings.HasPrefix(line, "https://") {
+		if len(line) > maxLocBytes || (!strings.HasPrefix(line, "http://") && !strings.HasPrefix(line, "https://")) {
 			continue
 		}
-		if u, ok := resolve(base, line); ok {
-			d.pages = append(d.pages, u)
+		if u, ok := resolveURL(base, line); ok {
+			n++
+			if !emit(u, false) {
+				return
+			}
 		}
 	}
-	return d
+}
+
+// resolveURL parses href against base (when not nil), accepting absolute
+// http(s) URLs only.
+func resolveURL(base *url.URL, href string) (*url.URL, bool) {
+	href = strings.TrimSpace(href)
+	if href == "" {
+		return nil, false
+	}
+	var u *url.URL
+	var err error
+	if base != nil {
+		u, err = base.Parse(href)
+	} else {
+		u, err = url.Parse(href)
+	}
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, false
+	}
+	return u, true
 }

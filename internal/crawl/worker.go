@@ -150,18 +150,31 @@ func (w *kickoffWorker) Work(ctx context.Context, job *river.Job[kickoffArgs]) e
 	return nil
 }
 
-// sitemapURLs lists the site's sitemap URLs (found through robots.txt and
-// /sitemap.xml, indexes and gzip followed); none when there is no sitemap.
+// sitemapURLs lists the site's sitemap URLs that pass the crawl's rules
+// (found through robots.txt and /sitemap.xml, indexes and gzip followed),
+// at most the crawl's limit of them, within the mapper's sitemap budget;
+// none when there is no sitemap.
 func (r *Runner) sitemapURLs(ctx context.Context, c *cachedJob) []string {
+	limit := MaxLimit
+	if c.job.Limit > 0 {
+		limit = min(c.job.Limit, MaxLimit)
+	}
 	res, err := r.cfg.Mapper.Map(ctx, MapOptions{
-		URL: c.job.URL, Sitemap: SitemapOnly, Limit: MaxLimit,
+		URL: c.job.URL, Sitemap: SitemapOnly, Limit: limit,
 		KeepQueryParameters: !c.opts.Rules.IgnoreQueryParameters,
 		KeepSimilarURLs:     true, NoPathFilter: true, AllowExternalLinks: true,
 		Headers: c.opts.Scrape.Headers,
+		Accept: func(u *url.URL) bool {
+			ok, _ := c.rules.Allow(u, 0, false)
+			return ok
+		},
 	})
 	if err != nil {
 		r.cfg.Log.InfoContext(ctx, "crawl: no sitemap", "job_id", c.job.ID, "err", err)
 		return nil
+	}
+	if res.BudgetSpent {
+		r.cfg.Log.InfoContext(ctx, "crawl: sitemap budget spent", "job_id", c.job.ID, "sitemap_urls", len(res.Links))
 	}
 	out := make([]string, len(res.Links))
 	for i, l := range res.Links {
