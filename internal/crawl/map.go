@@ -1,7 +1,8 @@
 // Package crawl discovers the URLs of a site. Mapper lists a site quickly
 // from its sitemaps (found through robots.txt and /sitemap.xml, index files
-// and gzip included) and from the links of its start page, filtered,
-// deduplicated and optionally ranked against a search phrase.
+// and gzip included, streamed within a per-map budget) and from the links
+// of its start page, filtered, deduplicated and optionally ranked against a
+// search phrase.
 package crawl
 
 import (

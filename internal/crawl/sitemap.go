@@ -72,9 +72,10 @@ func (q *sitemapQueue) add(u string, depth int) {
 // following index files breadth first within the count and depth bounds.
 // Sitemaps are parsed one at a time, in order, while up to Concurrency are
 // fetched ahead (one at a time with a delay); only their compressed bodies
-// wait in memory. A URL is fetched once, and a body is parsed once. Reading stops when c is full or the map's sitemap budget
-// (MaxSitemapTotalBytes, MaxSitemapTotalURLs) is spent; spent reports the
-// latter. Failed or malformed sitemaps are skipped.
+// wait in memory. A URL is fetched once and a body parsed once. Reading
+// stops when c is full or the map's sitemap budget (MaxSitemapTotalBytes,
+// MaxSitemapTotalURLs) is spent; spent reports the latter. Failed or
+// malformed sitemaps are skipped.
 func (r *run) sitemaps(ctx context.Context, base *url.URL, c *collector) (spent bool) {
 	root := &url.URL{Scheme: base.Scheme, Host: base.Host, Path: "/"}
 	q := &sitemapQueue{max: r.m.opts.MaxSitemaps, seen: make(map[string]bool)}
