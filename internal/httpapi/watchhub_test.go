@@ -130,6 +130,7 @@ func TestWatchersShareOnePoller(t *testing.T) {
 	before := counter.jobReads.Load()
 	time.Sleep(time.Second)
 	reads := counter.jobReads.Load() - before
+	t.Logf("%d job reads in 1s with 20 watchers", reads)
 	if reads > 8 {
 		t.Errorf("%d job reads in 1s with 20 watchers, want one poller (about 4)", reads)
 	}
@@ -145,5 +146,31 @@ func TestWatchersShareOnePoller(t *testing.T) {
 		if n := len(documentsOf(t, msgs[:len(msgs)-1])); n != 3 {
 			t.Errorf("watcher %d streamed %d documents, want 3", i, n)
 		}
+	}
+}
+
+// TestThousandAndFirstWatcherRefused holds the default 1000 watchers of
+// one team open on a running crawl and checks that the 1,001st is closed
+// with 1013.
+func TestThousandAndFirstWatcherRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 1001 WebSockets")
+	}
+	t.Parallel()
+	g := newGatedSite(t, testsite.Options{Pages: 30})
+	f := newJobsFixture(t, "sqlite", fxOptions{})
+	defer g.open()
+	id := f.start(t, "/v2/crawl", `{"url":"`+g.url+`/","sitemap":"skip","limit":3}`)
+	path := "/v2/crawl/" + id
+	f.waitStatus(t, path, "the home page", func(m map[string]any) bool { return m["completed"] == float64(1) })
+	for i := range DefaultMaxWatchers {
+		w := dialWatch(t, f.base, path, fxKeyOne)
+		if m, closed, ok := w.next(); !ok || m["type"] != "catchup" {
+			t.Fatalf("watcher %d: %v, close %d %q", i+1, m["type"], closed.Code, closed.Reason)
+		}
+	}
+	msgs, closed := dialWatch(t, f.base, path, fxKeyOne).rest()
+	if closed.Code != websocket.StatusTryAgainLater || len(msgs) != 0 || !strings.Contains(closed.Reason, "1000") {
+		t.Errorf("watcher 1001: close %d %q after %d messages, want 1013 naming 1000", closed.Code, closed.Reason, len(msgs))
 	}
 }
