@@ -3,7 +3,9 @@ package docconv
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -201,5 +203,39 @@ func TestToHTML(t *testing.T) {
 	_, err := ToHTML(t.Context(), []byte("x"), "deck.pptx", "")
 	if err == nil || err.Error() != "docconv: unsupported file type: .pptx" {
 		t.Errorf("pptx err = %v", err)
+	}
+}
+
+// TestDocxLyingHeader: an entry whose header understates its size is still
+// cut off while it inflates, not after.
+func TestDocxLyingHeader(t *testing.T) {
+	t.Parallel()
+	var deflated bytes.Buffer
+	fw, _ := flate.NewWriter(&deflated, flate.BestCompression)
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	for range 200 {
+		_, _ = fw.Write(chunk)
+	}
+	_ = fw.Close()
+	for _, claimed := range []uint64{100, MaxUncompressed} {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate,
+			CompressedSize64: uint64(deflated.Len()), UncompressedSize64: claimed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write(deflated.Bytes())
+		_ = zw.Close()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err = ToHTML(t.Context(), buf.Bytes(), "lying.docx", "")
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrCorrupt) {
+			t.Errorf("claimed %d: err = %v", claimed, err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*MaxUncompressed {
+			t.Errorf("claimed %d: allocated %d MB for a 200 MB entry", claimed, alloc>>20)
+		}
 	}
 }

@@ -39,6 +39,8 @@ var errorTable = []mapping{
 	{scrape.ErrProfileBusy, http.StatusConflict, "PROFILE_IN_USE", ""},
 	{scrape.ErrUnsupportedFileType, http.StatusBadRequest, "UNSUPPORTED_FILE_TYPE", ""},
 	{scrape.ErrPDFInsufficientTime, http.StatusInternalServerError, "SCRAPE_PDF_INSUFFICIENT_TIME_ERROR", ""},
+	{scrape.ErrPDFTooLarge, http.StatusUnprocessableEntity, "SCRAPE_PDF_TOO_LARGE", ""},
+	{scrape.ErrFileTooLarge, http.StatusUnprocessableEntity, "SCRAPE_FILE_TOO_LARGE", ""},
 	{scrape.ErrAction, http.StatusInternalServerError, "SCRAPE_ACTION_ERROR", ""},
 	{scrape.ErrSSL, http.StatusInternalServerError, "SCRAPE_SSL_ERROR", ""},
 	{scrape.ErrUnsupportedFile, http.StatusInternalServerError, "SCRAPE_UNSUPPORTED_FILE_ERROR", ""},

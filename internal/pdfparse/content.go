@@ -2,6 +2,9 @@ package pdfparse
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -113,20 +116,27 @@ type gstate struct {
 
 // interp interprets the content streams of one page.
 type interp struct {
-	ctx   context.Context
+	b     *budget
 	out   *pageContent
 	fonts map[string]*fontInfo
 	ops   int
 	err   error
 }
 
-// ctxAbort carries a context error out of pdf.Interpret through panic.
-type ctxAbort struct{ err error }
+// abort carries a context or budget error out of the interpreter through
+// panic.
+type abort struct{ err error }
+
+// fatal reports errors that end the whole parse, not only a page: the
+// context's and the budget's.
+func fatal(err error) bool {
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
 
 // readPage extracts text runs and image placements from a page.
-func readPage(ctx context.Context, page pdf.Value) (pc *pageContent, err error) {
+func readPage(b *budget, page pdf.Value) (pc *pageContent, err error) {
 	pc = &pageContent{box: pageBox(page)}
-	in := &interp{ctx: ctx, out: pc, fonts: map[string]*fontInfo{}}
+	in := &interp{b: b, out: pc, fonts: map[string]*fontInfo{}}
 	in.run(page.Key("Contents"), inherited(page, "Resources"), gstate{ctm: identity(), th: 1}, 0)
 	return pc, in.err
 }
@@ -171,7 +181,7 @@ func (in *interp) run(contents, res pdf.Value, g gstate, depth int) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			if a, ok := r.(ctxAbort); ok {
+			if a, ok := r.(abort); ok {
 				in.err = a.err
 				return
 			}
@@ -226,29 +236,15 @@ func (in *interp) run(contents, res pdf.Value, g gstate, depth int) {
 		if strings.TrimSpace(text) == "" || size <= 0 || math.IsNaN(size) || math.IsInf(size, 0) {
 			return
 		}
+		if err := in.b.addText(len(text)); err != nil {
+			panic(abort{err})
+		}
 		in.out.runs = append(in.out.runs, run{
 			x0: x0, x1: x1, base: y0, size: size, text: text,
 			bold: f.bold, italic: f.italic,
 		})
 	}
-	pdf.Interpret(contents, func(stk *pdf.Stack, op string) {
-		in.ops++
-		if in.ops%ctxCheckEvery == 0 {
-			if err := in.ctx.Err(); err != nil {
-				panic(ctxAbort{err})
-			}
-		}
-		n := stk.Len()
-		if n > 64 {
-			for ; n > 0; n-- {
-				stk.Pop()
-			}
-			return
-		}
-		args := make([]pdf.Value, n)
-		for i := n - 1; i >= 0; i-- {
-			args[i] = stk.Pop()
-		}
+	exec := func(op string, args []object) {
 		num := func(i int) float64 {
 			if i < len(args) {
 				return args[i].Float64()
@@ -304,7 +300,7 @@ func (in *interp) run(contents, res pdf.Value, g gstate, depth int) {
 			tm = tlm
 		case "Tj":
 			if len(args) == 1 {
-				show(args[0].RawString())
+				show(args[0].s)
 			}
 		case "'", "\"":
 			if op == "\"" && len(args) == 3 {
@@ -314,17 +310,15 @@ func (in *interp) run(contents, res pdf.Value, g gstate, depth int) {
 			tlm = affine{1, 0, 0, 1, 0, -g.tl}.mul(tlm)
 			tm = tlm
 			if len(args) == 1 {
-				show(args[0].RawString())
+				show(args[0].s)
 			}
 		case "TJ":
 			if len(args) != 1 {
 				return
 			}
-			a := args[0]
-			for i := 0; i < a.Len() && i < 1<<16; i++ {
-				x := a.Index(i)
-				if x.Kind() == pdf.String {
-					show(x.RawString())
+			for _, x := range args[0].arr {
+				if x.kind == kStr {
+					show(x.s)
 					continue
 				}
 				tm = affine{1, 0, 0, 1, -x.Float64() / 1000 * g.tfs * g.th, 0}.mul(tm)
@@ -334,7 +328,64 @@ func (in *interp) run(contents, res pdf.Value, g gstate, depth int) {
 				in.xobject(res, args[0].Name(), g, depth)
 			}
 		}
-	})
+	}
+	lx := newLexer(&contentReader{b: in.b, streams: streamList(contents)}, in.b.lim.MaxTokenBytes)
+	var (
+		args     []object
+		overflow bool
+	)
+	for {
+		o, err := lx.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if fatal(err) {
+				in.err = err
+			} else if in.err == nil {
+				in.err = errPartial
+			}
+			return
+		}
+		if o.kind != kOp {
+			if o.kind == kEndArr || o.kind == kEndDic {
+				continue
+			}
+			if len(args) < maxOperands {
+				args = append(args, o)
+			} else {
+				overflow = true
+			}
+			continue
+		}
+		op := o.s
+		if op == "BI" {
+			if err := lx.skipInlineImage(); err != nil {
+				if fatal(err) {
+					in.err = err
+				} else if in.err == nil && !errors.Is(err, io.EOF) {
+					in.err = errPartial
+				}
+				return
+			}
+			args, overflow = args[:0], false
+			continue
+		}
+		in.ops++
+		if in.ops%ctxCheckEvery == 0 {
+			if err := in.b.ctx.Err(); err != nil {
+				in.err = err
+				return
+			}
+		}
+		if !overflow {
+			exec(op, args)
+			if in.err != nil && fatal(in.err) {
+				return
+			}
+		}
+		args, overflow = args[:0], false
+	}
 }
 
 // xobject handles the Do operator: images are recorded, forms interpreted.
@@ -378,6 +429,14 @@ func (in *interp) font(cache map[string]*fontInfo, res pdf.Value, name string) *
 		return f
 	}
 	fv := res.Key("Font").Key(name)
+	if tu := fv.Key("ToUnicode"); tu.Kind() == pdf.Stream {
+		// The library reads the CMap whole: bound it first.
+		if rd, err := openStream(tu); err == nil {
+			if _, err := streamSize(in.b, rd, maxCMapBytes); err != nil {
+				panic(abort{err})
+			}
+		}
+	}
 	pf := pdf.Font{V: fv}
 	f := &fontInfo{enc: pf.Encoder(), std: helveticaWidths(), dw: 1000}
 	base := fv.Key("BaseFont").Name()
@@ -445,3 +504,79 @@ type rawEncoding struct{}
 
 // Decode returns raw unchanged.
 func (rawEncoding) Decode(raw string) string { return raw }
+
+// streamList returns the streams of a /Contents entry (a stream or an
+// array of streams) or of a form XObject.
+func streamList(contents pdf.Value) []pdf.Value {
+	if contents.Kind() != pdf.Array {
+		return []pdf.Value{contents}
+	}
+	n := min(contents.Len(), 1<<16)
+	out := make([]pdf.Value, 0, n)
+	for i := range n {
+		out = append(out, contents.Index(i))
+	}
+	return out
+}
+
+// openStream returns the decoded data of a stream; the reader library
+// panics on unknown filters and bad compression headers.
+func openStream(v pdf.Value) (rd io.Reader, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			rd, err = nil, fmt.Errorf("%w: %v", errSyntax, r)
+		}
+	}()
+	if v.Kind() != pdf.Stream {
+		return nil, fmt.Errorf("%w: contents is %v, not a stream", errSyntax, v.Kind())
+	}
+	return v.Reader(), nil
+}
+
+// contentReader reads a list of content streams as one, with a line break
+// between them. Each stream is opened when the previous one ends and is
+// counted against the budget (per stream and per document) as it inflates.
+// A stream that cannot be opened is skipped and reported at the end.
+type contentReader struct {
+	b       *budget
+	streams []pdf.Value
+	cur     io.Reader
+	started bool
+	broken  error
+}
+
+// Read implements io.Reader.
+func (c *contentReader) Read(p []byte) (int, error) {
+	for len(p) > 0 {
+		if c.cur == nil {
+			if len(c.streams) == 0 {
+				if c.broken != nil {
+					return 0, c.broken
+				}
+				return 0, io.EOF
+			}
+			rd, err := openStream(c.streams[0])
+			c.streams = c.streams[1:]
+			if err != nil {
+				c.broken = err
+				continue
+			}
+			c.cur = &countReader{r: rd, b: c.b, max: c.b.lim.MaxStreamBytes}
+			if c.started {
+				p[0] = '\n'
+				return 1, nil
+			}
+			c.started = true
+		}
+		n, err := c.cur.Read(p)
+		if errors.Is(err, io.EOF) {
+			c.cur = nil
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		return n, err
+	}
+	return 0, nil
+}

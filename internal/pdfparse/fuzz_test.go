@@ -51,10 +51,10 @@ func FuzzParse(f *testing.F) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		opts := Options{Mode: ModeAuto, Blocks: true, PageMarkers: true, MaxPages: 20,
-			OCR: OCRConfig{Pdftoppm: "/nonexistent/pdftoppm"}}
+			OCR: OCRConfig{Pdftoppm: "/nonexistent/pdftoppm"}, Pdftotext: "-"}
 		res, err := Parse(ctx, data, opts)
 		if err != nil {
-			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrEncrypted) && !errors.Is(err, context.DeadlineExceeded) {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrEncrypted) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return

@@ -72,6 +72,13 @@ type Options struct {
 	PageMarkers bool
 	// OCR configures the OCR tools.
 	OCR OCRConfig
+	// Limits bound the decompressed data, the text and the pdftotext
+	// subprocess; zero fields take the defaults.
+	Limits Limits
+	// Pdftotext is the path of poppler's pdftotext, which reads (as plain
+	// text) files the built-in reader cannot open; empty looks it up on
+	// PATH, "-" disables the fallback.
+	Pdftotext string
 }
 
 // Page is the markdown of one physical page (the API's `pages` item).
@@ -159,7 +166,7 @@ func PageCount(data []byte) (n int, err error) {
 	if c := r.NumPage(); c > 0 && c <= maxPages {
 		return c, nil
 	}
-	pages := collectPages(r)
+	pages := collectPages(context.Background(), r)
 	if len(pages) == 0 {
 		return 0, fmt.Errorf("%w: no pages", ErrCorrupt)
 	}
@@ -215,7 +222,8 @@ func open(data []byte) (r *pdf.Reader, err error) {
 
 // collectPages walks the page tree in order. Page dictionaries are small,
 // so keeping them avoids the quadratic cost of looking pages up one by one.
-func collectPages(r *pdf.Reader) []pdf.Value {
+// A done context ends the walk (through panic(abort)).
+func collectPages(ctx context.Context, r *pdf.Reader) []pdf.Value {
 	var out []pdf.Value
 	var walk func(v pdf.Value, depth int)
 	visits := 0
@@ -223,6 +231,11 @@ func collectPages(r *pdf.Reader) []pdf.Value {
 		visits++
 		if depth > maxTreeDepth || len(out) >= maxPages || visits > 4*maxPages {
 			return
+		}
+		if visits%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				panic(abort{err})
+			}
 		}
 		kids := v.Key("Kids")
 		if v.Key("Type").Name() == "Page" || kids.Kind() != pdf.Array && v.Key("Contents").Kind() != pdf.Null {
@@ -249,27 +262,45 @@ func Parse(ctx context.Context, data []byte, opts Options) (res *Result, err err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r, err := open(data)
-	if err != nil {
+	b := newBudget(ctx, opts.Limits)
+	if err := checkStreams(b, data); err != nil {
 		return nil, err
 	}
+	r, err := open(data)
 	var pages []pdf.Value
 	var title, author string
-	func() {
-		defer func() {
-			if rec := recover(); rec != nil {
-				err = fmt.Errorf("%w: page tree: %v", ErrCorrupt, rec)
-			}
+	if err == nil {
+		func() {
+			defer func() {
+				if rec := recover(); rec != nil {
+					if a, ok := rec.(abort); ok {
+						err = a.err
+						return
+					}
+					err = fmt.Errorf("%w: page tree: %v", ErrCorrupt, rec)
+				}
+			}()
+			pages = collectPages(ctx, r)
+			info := r.Trailer().Key("Info")
+			title, author = infoText(info.Key("Title")), infoText(info.Key("Author"))
 		}()
-		pages = collectPages(r)
-		info := r.Trailer().Key("Info")
-		title, author = infoText(info.Key("Title")), infoText(info.Key("Author"))
-	}()
+		if err == nil && len(pages) == 0 {
+			err = fmt.Errorf("%w: no pages", ErrCorrupt)
+		}
+	}
+	if errors.Is(err, ErrCorrupt) && mode != ModeOCR && opts.Pdftotext != "-" {
+		res, perr := popplerText(b, data, opts)
+		if perr == nil {
+			res.Warnings = append(res.Warnings, "The PDF's structure is damaged; its text was read with pdftotext, without layout ("+rootText(err)+").")
+			return res, nil
+		}
+		if fatal(perr) {
+			return nil, perr
+		}
+		return nil, fmt.Errorf("%w (pdftotext: %v)", err, perr)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if len(pages) == 0 {
-		return nil, fmt.Errorf("%w: no pages", ErrCorrupt)
 	}
 	res = &Result{TotalPages: len(pages), Title: title, Author: author}
 	n := len(pages)
@@ -309,7 +340,7 @@ func Parse(ctx context.Context, data []byte, opts Options) (res *Result, err err
 				pr = pageResult{status: StatusFailed}
 			}
 		} else {
-			pr, err = textPage(ctx, pages[i], body, num == 1)
+			pr, err = textPage(b, pages[i], body, num == 1)
 			if err != nil {
 				return nil, err
 			}
@@ -345,6 +376,9 @@ func Parse(ctx context.Context, data []byte, opts Options) (res *Result, err err
 		}
 		doc.WriteString(pageMD)
 		offset += runeLen(pageMD)
+		if int64(doc.Len()) > b.lim.MaxTextBytes {
+			return nil, fmt.Errorf("%w: markdown longer than %d bytes", ErrTooLarge, b.lim.MaxTextBytes)
+		}
 	}
 	res.Markdown = doc.String()
 	if len(noOCR) > 0 {
@@ -371,7 +405,7 @@ type pageResult struct {
 
 // textPage reads a page's text layer. A malformed page yields a failed or
 // partial page, never an error; only context errors are returned.
-func textPage(ctx context.Context, page pdf.Value, body float64, first bool) (pr pageResult, err error) {
+func textPage(b *budget, page pdf.Value, body float64, first bool) (pr pageResult, err error) {
 	pr = pageResult{status: StatusOK, source: "text_layer"}
 	defer func() {
 		if rec := recover(); rec != nil {
@@ -379,10 +413,13 @@ func textPage(ctx context.Context, page pdf.Value, body float64, first bool) (pr
 			err = nil
 		}
 	}()
-	pc, rerr := readPage(ctx, page)
+	pc, rerr := readPage(b, page)
 	if rerr != nil {
-		if ctx.Err() != nil {
-			return pr, ctx.Err()
+		if fatal(rerr) {
+			return pr, rerr
+		}
+		if err := b.ctx.Err(); err != nil {
+			return pr, err
 		}
 		pr.status = StatusPartial
 	}

@@ -229,12 +229,14 @@ func TestParseErrors(t *testing.T) {
 		opts Options
 		want error
 	}{
+		// Pdftotext "-": the built-in reader alone (TestPopplerFallback reads
+		// damaged files through pdftotext).
 		{"empty", nil, Options{}, ErrCorrupt},
 		{"not pdf", []byte("<html>hello</html>"), Options{}, ErrCorrupt},
 		{"header only", []byte("%PDF-1.4\n%%EOF\n"), Options{}, ErrCorrupt},
-		{"truncated", good[:len(good)/2], Options{}, ErrCorrupt},
-		{"truncated tail", good[:len(good)-30], Options{}, ErrCorrupt},
-		{"bad xref", []byte(strings.Replace(string(good), "xref", "xxxx", 1)), Options{}, ErrCorrupt},
+		{"truncated", good[:len(good)/2], Options{Pdftotext: "-"}, ErrCorrupt},
+		{"truncated tail", good[:len(good)-30], Options{Pdftotext: "-"}, ErrCorrupt},
+		{"bad xref", []byte(strings.Replace(string(good), "xref", "xxxx", 1)), Options{Pdftotext: "-"}, ErrCorrupt},
 		{"encrypted", encrypted, Options{}, ErrEncrypted},
 		{"mode", good, Options{Mode: "slow"}, ErrMode},
 		{"ocr unavailable", good, Options{Mode: ModeOCR, OCR: OCRConfig{Pdftoppm: "/nonexistent/pdftoppm"}}, ErrOCRUnavailable},

@@ -180,7 +180,7 @@ func Outcome(err error) string {
 		return "blocked"
 	case errors.Is(err, ErrSite):
 		return "site"
-	case errors.Is(err, ErrUnsupportedFile):
+	case errors.Is(err, ErrUnsupportedFile), errors.Is(err, ErrPDFTooLarge), errors.Is(err, ErrFileTooLarge):
 		return "unsupported"
 	case errors.Is(err, ErrAction):
 		return "action"

@@ -22,6 +22,13 @@ var (
 	ErrProfileBusy = errors.New("scrape: profile in use")
 	// ErrPDFInsufficientTime: the PDF cannot be parsed within the timeout.
 	ErrPDFInsufficientTime = errors.New("scrape: pdf needs more time")
+	// ErrPDFTooLarge: the PDF expands beyond the parser's limits (a PDF
+	// bomb: decompressed streams, one string, the text, or pdftotext's CPU,
+	// memory or output).
+	ErrPDFTooLarge = errors.New("scrape: pdf expands beyond the limits")
+	// ErrFileTooLarge: an uploaded document expands beyond the converter's
+	// limits (a zip bomb).
+	ErrFileTooLarge = errors.New("scrape: file expands beyond the limits")
 )
 
 // FeatureError reports a valid request for a capability this server does not

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/firegate/firegate/internal/docconv"
 	"github.com/firegate/firegate/internal/fetch"
@@ -65,6 +66,10 @@ func (e *Engine) ParseFile(ctx context.Context, opts Options, f File) (*Document
 		h, err := docconv.ToHTML(ctx, f.Data, f.Name, f.ContentType)
 		if errors.Is(err, docconv.ErrUnsupportedType) {
 			return nil, fmt.Errorf("%w: %s", ErrUnsupportedFileType, describe(f))
+		}
+		if errors.Is(err, docconv.ErrTooLarge) {
+			return nil, &Failure{Kind: ErrFileTooLarge, Cause: err,
+				Msg: "The file expands beyond this server's limits (" + strings.TrimPrefix(err.Error(), docconv.ErrTooLarge.Error()+": ") + ") and was not converted."}
 		}
 		if err != nil {
 			return nil, &Failure{Kind: ErrUnsupportedFile, Msg: "The file could not be read: " + rootCause(err), Cause: err}

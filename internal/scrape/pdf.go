@@ -31,6 +31,9 @@ func (e *Engine) renderPDF(ctx context.Context, opts *Options, data []byte, doc 
 	res, err := pdfparse.Parse(ctx, data, pdfparse.Options{Mode: p.Mode, MaxPages: p.MaxPages, Blocks: p.Blocks, PageMarkers: p.PageMarkers})
 	switch {
 	case err == nil:
+	case errors.Is(err, pdfparse.ErrTooLarge):
+		return &Failure{Kind: ErrPDFTooLarge, Cause: err,
+			Msg: "The PDF expands beyond this server's limits (" + strings.TrimPrefix(err.Error(), pdfparse.ErrTooLarge.Error()+": ") + ") and was not parsed."}
 	case errors.Is(err, context.DeadlineExceeded):
 		return insufficientTime(total, err)
 	case errors.Is(err, pdfparse.ErrOCRUnavailable):

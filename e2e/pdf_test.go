@@ -1,0 +1,209 @@
+package e2e
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pdfWithContent writes a one-page PDF whose page content stream is content,
+// FlateDecode-compressed by fill (which writes the uncompressed bytes).
+func pdfWithContent(fill func(w *zlib.Writer)) []byte {
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	fill(zw)
+	_ = zw.Close()
+	var b bytes.Buffer
+	var offs []int
+	obj := func(body string) {
+		offs = append(offs, b.Len())
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offs), body)
+	}
+	b.WriteString("%PDF-1.4\n")
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
+	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 4 0 R >> >> >>")
+	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+	obj(fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()))
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offs)+1)
+	for _, o := range offs {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offs)+1, xref)
+	return b.Bytes()
+}
+
+// bombPDF is a small PDF (about 260 KB) whose one content stream inflates
+// to a single 256 MiB string shown with Tj.
+func bombPDF() []byte {
+	return pdfWithContent(func(w *zlib.Writer) {
+		_, _ = w.Write([]byte("BT /F1 12 Tf 72 720 Td ("))
+		chunk := bytes.Repeat([]byte("A"), 1<<20)
+		for range 256 {
+			_, _ = w.Write(chunk)
+		}
+		_, _ = w.Write([]byte(") Tj ET\n"))
+	})
+}
+
+// textPDF is a one-page PDF showing the lines.
+func textPDF(lines ...string) []byte {
+	return pdfWithContent(func(w *zlib.Writer) {
+		for i, l := range lines {
+			fmt.Fprintf(w, "BT /F1 12 Tf 72 %d Td (%s) Tj ET\n", 720-i*16, l)
+		}
+	})
+}
+
+// parseUpload posts a file to /v2/parse and decodes the answer.
+func parseUpload(t *testing.T, srv *server, name string, data []byte, options string) (int, map[string]any) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", name)
+	_, _ = fw.Write(data)
+	if options != "" {
+		_ = mw.WriteField("options", options)
+	}
+	_ = mw.Close()
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.url+"/v2/parse", &body)
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return resp.StatusCode, out
+}
+
+// summary shortens an answer for a failure message (a bomb's markdown is
+// 256 MB).
+func summary(out map[string]any) string {
+	s := fmt.Sprint(out)
+	if len(s) > 300 {
+		s = s[:300] + "..."
+	}
+	return s
+}
+
+// peakRSS reads the peak resident set size (VmHWM) of a process in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// TestPDFBomb feeds a PDF whose content stream inflates to a 256 MiB string
+// to /v2/parse and to /v2/scrape: both answer a clear 422 within the
+// timeout, and the server's peak RSS stays under 300 MB.
+func TestPDFBomb(t *testing.T) {
+	bomb := bombPDF()
+	t.Logf("bomb PDF: %d KB", len(bomb)>>10)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/bomb.pdf", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pdf")
+		_, _ = w.Write(bomb)
+	})
+	site := httptest.NewServer(mux)
+	t.Cleanup(site.Close)
+	srv := startServer(t)
+
+	start := time.Now()
+	status, out := parseUpload(t, srv, "bomb.pdf", bomb, `{"timeout": 30000}`)
+	took := time.Since(start)
+	t.Logf("parse: %d %v in %v, peak RSS %d MB", status, out["code"], took, peakRSS(t, srv.cmd.Process.Pid)>>20)
+	if status != http.StatusUnprocessableEntity || out["code"] != "SCRAPE_PDF_TOO_LARGE" || out["success"] != false ||
+		!strings.Contains(fmt.Sprint(out["error"]), "limits") {
+		t.Errorf("parse: status %d, %s", status, summary(out))
+	}
+	if took > 30*time.Second {
+		t.Errorf("parse took %v, over its 30 s timeout", took)
+	}
+
+	start = time.Now()
+	var sout map[string]any
+	status = post(t, srv, `{"url": "`+site.URL+`/bomb.pdf", "timeout": 30000}`, &sout)
+	took = time.Since(start)
+	peak := peakRSS(t, srv.cmd.Process.Pid)
+	t.Logf("scrape: %d %v in %v, peak RSS %d MB", status, sout["code"], took, peak>>20)
+	if status != http.StatusUnprocessableEntity || sout["code"] != "SCRAPE_PDF_TOO_LARGE" {
+		t.Errorf("scrape: status %d, %s", status, summary(sout))
+	}
+	if took > 30*time.Second {
+		t.Errorf("scrape took %v, over its 30 s timeout", took)
+	}
+	if peak > 300<<20 {
+		t.Errorf("server peak RSS %d MB, want under 300 MB", peak>>20)
+	}
+}
+
+// TestMergedPDF parses the output of poppler's pdfunite, whose trailer
+// /Size is smaller than its object numbers: our reader cannot open it, the
+// pdftotext subprocess reads both pages.
+func TestMergedPDF(t *testing.T) {
+	pdfunite, err := exec.LookPath("pdfunite")
+	if err != nil {
+		if os.Getenv("REQUIRE_INTEGRATION") != "" {
+			t.Fatal("pdfunite not installed")
+		}
+		t.Skip("pdfunite not installed")
+	}
+	dir := t.TempDir()
+	a, b, merged := filepath.Join(dir, "a.pdf"), filepath.Join(dir, "b.pdf"), filepath.Join(dir, "merged.pdf")
+	_ = os.WriteFile(a, textPDF("First document opening line", "with a second line"), 0o600)
+	_ = os.WriteFile(b, textPDF("Second document closing words"), 0o600)
+	if out, err := exec.Command(pdfunite, a, b, merged).CombinedOutput(); err != nil {
+		t.Fatalf("pdfunite: %v %s", err, out)
+	}
+	data, err := os.ReadFile(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t)
+	status, out := parseUpload(t, srv, "merged.pdf", data, `{"parsers": [{"type": "pdf", "mode": "fast"}]}`)
+	if status != http.StatusOK {
+		t.Fatalf("status %d: %s", status, summary(out))
+	}
+	doc, _ := out["data"].(map[string]any)
+	md, _ := doc["markdown"].(string)
+	for _, want := range []string{"First document opening line", "with a second line", "Second document closing words"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown %q lacks %q", md, want)
+		}
+	}
+	meta, _ := doc["metadata"].(map[string]any)
+	if meta["numPages"] != 2.0 {
+		t.Errorf("numPages = %v, want 2", meta["numPages"])
+	}
+}
