@@ -1,6 +1,7 @@
 package pdfparse
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
@@ -35,6 +36,17 @@ func BenchmarkParse(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(300*b.N)/b.Elapsed().Seconds(), "pages/s")
+	})
+	b.Run("bomb256", func(b *testing.B) {
+		// Issue 12's PDF bomb: refused, in time and memory that do not
+		// depend on the 256 MiB it inflates to.
+		bomb := bombDoc(256)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Parse(b.Context(), bomb, Options{Mode: ModeFast}); !errors.Is(err, ErrTooLarge) {
+				b.Fatal(err)
+			}
+		}
 	})
 	b.Run("ocrPage", func(b *testing.B) {
 		requireOCR(b)

@@ -71,7 +71,7 @@ type lexer struct {
 
 // newLexer reads from r with the token cap max.
 func newLexer(r io.Reader, max int64) *lexer {
-	return &lexer{r: bufio.NewReaderSize(r, 32<<10), max: max}
+	return &lexer{r: bufio.NewReaderSize(r, 8<<10), max: max}
 }
 
 // isSpace reports PDF white-space.
