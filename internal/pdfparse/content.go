@@ -429,7 +429,7 @@ func (in *interp) font(cache map[string]*fontInfo, res pdf.Value, name string) *
 		return f
 	}
 	fv := res.Key("Font").Key(name)
-	if tu := fv.Key("ToUnicode"); tu.Kind() == pdf.Stream {
+	if tu := fv.Key("ToUnicode"); tu.Kind() == pdf.Stream && !smallStream(tu, maxCMapBytes) {
 		// The library reads the CMap whole: bound it first.
 		if rd, err := openStream(tu); err == nil {
 			if _, err := streamSize(in.b, rd, maxCMapBytes); err != nil {
@@ -579,4 +579,22 @@ func (c *contentReader) Read(p []byte) (int, error) {
 		return n, err
 	}
 	return 0, nil
+}
+
+// maxDeflateRatio is the most deflate can expand: 258 bytes from one
+// symbol of about two bits, rounded up.
+const maxDeflateRatio = 1032
+
+// smallStream reports whether a stream provably decodes to at most max
+// bytes from its stored /Length alone (the reader reads no more than
+// /Length): unfiltered, or one FlateDecode filter.
+func smallStream(v pdf.Value, max int64) bool {
+	n := v.Key("Length").Int64()
+	switch f := v.Key("Filter"); f.Kind() {
+	case pdf.Null:
+		return n <= max
+	case pdf.Name:
+		return f.Name() == "FlateDecode" && v.Key("DecodeParms").IsNull() && n <= max/maxDeflateRatio
+	}
+	return false
 }

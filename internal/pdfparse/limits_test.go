@@ -200,6 +200,9 @@ func TestObjectStreamChecked(t *testing.T) {
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "a stream inflates to more than") {
 		t.Errorf("80 MB object stream: err = %v", err)
 	}
+	if _, err := PageCount(data); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("PageCount: %v", err)
+	}
 	b := newBudget(t.Context(), Limits{})
 	if err := checkStreams(b, data); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("checkStreams: %v", err)
@@ -419,5 +422,44 @@ func TestPopplerLimits(t *testing.T) {
 	cancel()
 	if _, err := popplerText(newBudget(ctx, Limits{}), bomb, Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("canceled: %v", err)
+	}
+}
+
+// TestCMapChecked: a font's ToUnicode CMap, which the reader library reads
+// whole, is measured first; small ones (provably under the cap from their
+// stored length) are not inflated twice.
+func TestCMapChecked(t *testing.T) {
+	t.Parallel()
+	doc := func(mib int) []byte {
+		var z bytes.Buffer
+		zw := zlib.NewWriter(&z)
+		_, _ = io.WriteString(zw, "/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n")
+		chunk := bytes.Repeat([]byte(" "), 1<<20)
+		for range mib {
+			_, _ = zw.Write(chunk)
+		}
+		_, _ = io.WriteString(zw, "1 begincodespacerange <00> <FF> endcodespacerange\n1 beginbfchar <41> <0042> endbfchar\nendcmap end end\n")
+		_ = zw.Close()
+		content := "BT /F1 12 Tf 72 700 Td (AAA) Tj ET"
+		return withXref(fmt.Sprintf(`%%PDF-1.4
+1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj
+2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj
+3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >> endobj
+4 0 obj << /Length %d >> stream
+%s
+endstream endobj
+5 0 obj << /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >> endobj
+6 0 obj << /Length %d /Filter /FlateDecode >> stream
+%s
+endstream endobj
+`, len(content), content, z.Len(), z.Bytes()))
+	}
+	res, err := Parse(t.Context(), doc(0), Options{Mode: ModeFast})
+	if err != nil || res.Markdown != "BBB" {
+		t.Fatalf("small CMap: %q %v", res.Markdown, err)
+	}
+	_, err = Parse(t.Context(), doc(20), Options{Mode: ModeFast})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 8388608 bytes") {
+		t.Errorf("20 MB CMap: err = %v", err)
 	}
 }

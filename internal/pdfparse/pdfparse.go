@@ -152,13 +152,18 @@ type Result struct {
 	Warnings []string
 }
 
-// PageCount returns the number of pages of a PDF without parsing them.
+// PageCount returns the number of pages of a PDF without parsing them. It
+// checks the object and cross-reference streams against the default
+// Limits first (ErrTooLarge).
 func PageCount(data []byte) (n int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			n, err = 0, fmt.Errorf("%w: %v", ErrCorrupt, r)
 		}
 	}()
+	if err := checkStreams(newBudget(context.Background(), Limits{}), data); err != nil {
+		return 0, err
+	}
 	r, err := open(data)
 	if err != nil {
 		return 0, err
