@@ -463,3 +463,21 @@ endstream endobj
 		t.Errorf("20 MB CMap: err = %v", err)
 	}
 }
+
+// TestOCRRenderLimited: pdftoppm runs under the memory limit, so a page
+// too large to render fails its OCR with a warning.
+func TestOCRRenderLimited(t *testing.T) {
+	t.Parallel()
+	requireOCR(t)
+	d := &testDoc{}
+	p := d.page()
+	p.w, p.h = 3000, 3000 // 8,333 px square at 200 DPI: 69 MB of gray
+	p.text("F1", 12, 72, 720, "x")
+	res, err := Parse(t.Context(), d.bytes(), Options{Mode: ModeOCR, Blocks: true, Limits: Limits{ToolMemoryBytes: 64 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "OCR failed on pages 1") || res.Blocks[0].Status != StatusFailed {
+		t.Errorf("warnings %q, status %q", res.Warnings, res.Blocks[0].Status)
+	}
+}

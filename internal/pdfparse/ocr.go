@@ -36,6 +36,7 @@ type OCRConfig struct {
 // temporary directory on first use and removed by close.
 type ocrRunner struct {
 	cfg      OCRConfig
+	lim      Limits // for the pdftoppm subprocess
 	data     []byte
 	checked  bool
 	err      error
@@ -46,14 +47,14 @@ type ocrRunner struct {
 }
 
 // newOCR returns a runner for the document data.
-func newOCR(cfg OCRConfig, data []byte) *ocrRunner {
+func newOCR(cfg OCRConfig, lim Limits, data []byte) *ocrRunner {
 	if cfg.Language == "" {
 		cfg.Language = DefaultOCRLanguage
 	}
 	if cfg.DPI <= 0 {
 		cfg.DPI = DefaultOCRDPI
 	}
-	return &ocrRunner{cfg: cfg, data: data}
+	return &ocrRunner{cfg: cfg, lim: lim, data: data}
 }
 
 // available reports ErrOCRUnavailable when a tool is missing.
@@ -109,13 +110,15 @@ func (o *ocrRunner) page(ctx context.Context, num int) (pageResult, error) {
 	png := prefix + ".png"
 	defer os.Remove(png)
 	n := strconv.Itoa(num)
-	render := exec.CommandContext(ctx, o.pdftoppm, "-f", n, "-l", n, "-r", strconv.Itoa(o.cfg.DPI),
-		"-gray", "-png", "-singlefile", o.pdfPath, prefix)
-	if out, err := render.CombinedOutput(); err != nil {
+	// pdftoppm decodes every image of the page: it runs under the same
+	// CPU and memory limits as pdftotext (a page too large to render
+	// fails its OCR, with a warning, instead of taking the machine).
+	if _, err := runLimited(newBudget(ctx, o.lim), o.pdftoppm, "-f", n, "-l", n, "-r", strconv.Itoa(o.cfg.DPI),
+		"-gray", "-png", "-singlefile", o.pdfPath, prefix); err != nil {
 		if ctx.Err() != nil {
 			return pageResult{}, ctx.Err()
 		}
-		return pageResult{}, fmt.Errorf("pdfparse: pdftoppm page %d: %w: %s", num, err, firstLine(out))
+		return pageResult{}, fmt.Errorf("pdfparse: pdftoppm page %d: %w", num, err)
 	}
 	tess := exec.CommandContext(ctx, o.tess, png, "stdout", "-l", o.cfg.Language, "--psm", "3", "tsv")
 	tess.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")

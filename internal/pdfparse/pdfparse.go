@@ -314,7 +314,7 @@ func Parse(ctx context.Context, data []byte, opts Options) (res *Result, err err
 	}
 	res.NumPages = n
 
-	ocr := newOCR(opts.OCR, data)
+	ocr := newOCR(opts.OCR, opts.Limits, data)
 	defer ocr.close()
 	if mode == ModeOCR {
 		if err := ocr.available(); err != nil {

@@ -138,6 +138,10 @@ func runLimited(b *budget, tool string, args ...string) ([]byte, error) {
 	if werr == nil && rerr != nil {
 		werr = rerr
 	}
+	if strings.Contains(stderr.String(), "Out of memory") {
+		// poppler reports a failed allocation and may still exit 0.
+		return nil, fmt.Errorf("%w: %s stopped at its memory limit of %d MB", ErrTooLarge, filepath.Base(tool), kb>>10)
+	}
 	if werr == nil {
 		return out, nil
 	}
@@ -147,7 +151,7 @@ func runLimited(b *budget, tool string, args ...string) ([]byte, error) {
 			switch sig := ws.Signal(); {
 			case sig == syscall.SIGKILL || sig == syscall.SIGXCPU:
 				return nil, fmt.Errorf("%w: %s stopped at its CPU limit of %d s", ErrTooLarge, filepath.Base(tool), cpu)
-			case strings.Contains(stderr.String(), "bad_alloc") || strings.Contains(stderr.String(), "Out of memory"):
+			case strings.Contains(stderr.String(), "bad_alloc"):
 				return nil, fmt.Errorf("%w: %s stopped at its memory limit of %d MB", ErrTooLarge, filepath.Base(tool), kb>>10)
 			}
 		}
