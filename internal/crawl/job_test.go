@@ -42,6 +42,12 @@ type harnessOptions struct {
 	workers  int
 	webhooks *webhook.Sender
 	scraper  crawl.Scraper // default: a plain HTTP engine
+	// liveness, when set, makes the queue heartbeat and recover dead
+	// workers' jobs with the given timing.
+	liveness  queue.Liveness
+	deadAfter time.Duration
+	// deferStart leaves the queue stopped: the test starts h.q itself.
+	deferStart bool
 }
 
 // stores are the databases every job test runs on.
@@ -68,14 +74,19 @@ func newHarness(t testing.TB, st jobStore, o harnessOptions) *harness {
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Fetcher: fetcher, Webhooks: o.webhooks, Log: log})
 	workers := river.NewWorkers()
 	runner.Register(workers)
-	opts := queue.Options{Workers: o.workers}
+	opts := queue.Options{Workers: o.workers, Liveness: o.liveness, DeadAfter: o.deadAfter}
+	if o.deadAfter > 0 {
+		opts.HeartbeatEvery = o.deadAfter / 10
+	}
 	q, err := queue.Open(t.Context(), st, workers, opts, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runner.Bind(q)
-	if err := q.Start(t.Context()); err != nil {
-		t.Fatal(err)
+	if !o.deferStart {
+		if err := q.Start(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -230,6 +230,20 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 		// pending URL is scraped: a batch appended to as it completed.)
 		return r.finish(ctx, c, a, store.URLResult{State: store.URLSkipped})
 	}
+	if job.Attempt >= job.MaxAttempts && queue.LastAttemptDied(job.JobRow) {
+		// The last attempt, and the one before died (or hung) with the
+		// page in hand: the page may be what kills workers. Dying once more would
+		// leave the job discarded and the URL pending forever, so the
+		// page fails instead.
+		died := queue.DiedAttempts(job.JobRow)
+		msg := fmt.Sprintf("The worker scraping this page died or hung on %d of its %d attempts, the last one included; the page was given up.",
+			died, job.Attempt-1)
+		code, msg := r.describe(&scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
+		r.cfg.Log.WarnContext(ctx, "page given up after its worker died", "job_id", a.Job, "url", a.URL,
+			"attempts", job.Attempt-1, "died", died)
+		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind).PageFailed(a.Job, a.URL, msg), false)
+		return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
+	}
 	host, hostDelay := r.crawlDelay(ctx, c, a.URL)
 	release, err := r.slots(ctx, c, host, hostDelay)
 	if errors.Is(err, limits.ErrConcurrencyTimeout) && ctx.Err() == nil {

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Liveness is where worker processes record their heartbeats;
@@ -21,6 +23,40 @@ type Liveness interface {
 // releaseReason is the error recorded on a job handed back from a dead
 // worker, as River records a rescued job's.
 const releaseReason = "worker stopped heartbeating; job queued again"
+
+// rescueReason is the error River's rescuer records on a job it took from
+// a worker that held it past RescueAfter.
+const rescueReason = "Stuck job rescued by JobRescuer"
+
+// LastAttemptDied reports whether the job's previous attempt ended with its
+// worker dead (handed back after the heartbeat stopped) or stuck (rescued
+// after RescueAfter) rather than with an error its code returned. A job
+// whose attempts keep ending this way may be what kills its workers.
+func LastAttemptDied(job *rivertype.JobRow) bool {
+	if job == nil || len(job.Errors) == 0 {
+		return false
+	}
+	last := job.Errors[len(job.Errors)-1]
+	return last.Attempt == job.Attempt-1 && died(last)
+}
+
+// DiedAttempts counts the job's attempts that ended with its worker dead or
+// stuck (see LastAttemptDied).
+func DiedAttempts(job *rivertype.JobRow) int {
+	n := 0
+	if job != nil {
+		for _, e := range job.Errors {
+			if died(e) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func died(e rivertype.AttemptError) bool {
+	return e.Error == releaseReason || e.Error == rescueReason
+}
 
 // The release statements hand back the jobs a worker was running: River
 // appends the client id to attempted_by when a job starts, so a running

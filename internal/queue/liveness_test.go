@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/store"
@@ -325,5 +326,35 @@ func TestStopBeatsWhileDraining(t *testing.T) {
 	}
 	if deleted, err := ws.DeleteWorker(t.Context(), q.ID(), 0); err != nil || deleted {
 		t.Errorf("worker row after Stop: deleted=%v err=%v; want already gone", deleted, err)
+	}
+}
+
+func TestLastAttemptDied(t *testing.T) {
+	died := func(attempt int, errs ...rivertype.AttemptError) bool {
+		return queue.LastAttemptDied(&rivertype.JobRow{Attempt: attempt, Errors: errs})
+	}
+	released := rivertype.AttemptError{Attempt: 2, Error: "worker stopped heartbeating; job queued again"}
+	rescued := rivertype.AttemptError{Attempt: 2, Error: "Stuck job rescued by JobRescuer"}
+	returned := rivertype.AttemptError{Attempt: 2, Error: "store: connection refused"}
+	for _, c := range []struct {
+		name string
+		got  bool
+		want bool
+	}{
+		{"first attempt", died(1), false},
+		{"previous released", died(3, returned, released), true},
+		{"previous rescued", died(3, rescued), true},
+		{"previous returned an error", died(3, released, returned), false},
+		{"released before the previous", died(4, released), false},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if queue.LastAttemptDied(nil) {
+		t.Error("nil job died")
+	}
+	if n := queue.DiedAttempts(&rivertype.JobRow{Errors: []rivertype.AttemptError{released, returned, rescued}}); n != 2 {
+		t.Errorf("DiedAttempts = %d, want 2", n)
 	}
 }

@@ -1,0 +1,118 @@
+package crawl_test
+
+import (
+	"database/sql"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/store"
+)
+
+// countingSite answers every path with a small page and counts the
+// requests per path.
+type countingSite struct {
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func (s *countingSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.hits[r.URL.Path]++
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/html")
+	fmt.Fprintf(w, "<html><head><title>%s</title></head><body><p>page %s</p></body></html>", r.URL.Path, r.URL.Path)
+}
+
+func (s *countingSite) count(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+// stagePage makes the page job of url running on attempt, started by a
+// worker named worker, as a process that died with it would leave it.
+func stagePage(t *testing.T, st jobStore, url string, attempt int, worker string) {
+	t.Helper()
+	var n int64
+	switch db := st.(type) {
+	case interface{ Pool() *pgxpool.Pool }:
+		tag, err := db.Pool().Exec(t.Context(), `UPDATE river_job SET state = 'running', attempt = $2,
+			attempted_at = now(), attempted_by = ARRAY[$3] WHERE kind = 'page' AND args->>'url' = $1`, url, attempt, worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = tag.RowsAffected()
+	case interface{ WriteDB() *sql.DB }:
+		res, err := db.WriteDB().ExecContext(t.Context(), `UPDATE river_job SET state = 'running', attempt = ?2,
+			attempted_at = datetime('now', 'subsec'), attempted_by = json_array(?3)
+			WHERE kind = 'page' AND json_extract(args, '$.url') = ?1`, url, attempt, worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ = res.RowsAffected()
+	}
+	if n != 1 {
+		t.Fatalf("stage %s: %d jobs", url, n)
+	}
+}
+
+// TestDeadWorkersPages: a batch whose pages were in the hands of a worker
+// that died. A page it held on an early attempt runs again on the next; a
+// page it held on the next-to-last attempt (its workers died on every
+// attempt so far: it may be what kills them) is failed on the last one
+// without being fetched, so the batch still completes instead of waiting
+// forever on a discarded job.
+func TestDeadWorkersPages(t *testing.T) {
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			site := &countingSite{hits: map[string]int{}}
+			srv := httptest.NewServer(site)
+			t.Cleanup(srv.Close)
+			st := openStore(t, kind)
+			ws := st.(store.WorkerStore)
+			const deadAfter = time.Second
+			h := newHarness(t, st, harnessOptions{workers: 4, liveness: ws, deadAfter: deadAfter, deferStart: true})
+			o := defaultOptions()
+			id := crawl.NewJobID()
+			urls := []string{srv.URL + "/fine", srv.URL + "/retried", srv.URL + "/poison"}
+			if err := h.runner.StartBatch(t.Context(), store.Job{ID: id, TeamID: h.team.ID}, o, urls); err != nil {
+				t.Fatal(err)
+			}
+			const maxAttempts = 5 // the queue's default
+			stagePage(t, st, srv.URL+"/retried", 1, "dead")
+			stagePage(t, st, srv.URL+"/poison", maxAttempts-1, "dead")
+			if err := ws.Heartbeat(t.Context(), "dead"); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(deadAfter + 200*time.Millisecond)
+			if err := h.q.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			j := h.wait(t, id, 20*time.Second)
+			if j.Status != store.JobCompleted || j.Total != 3 || j.Documents != 2 || j.Completed != 3 {
+				t.Errorf("job %s: total %d completed %d documents %d; want completed 3/3 with 2 documents",
+					j.Status, j.Total, j.Completed, j.Documents)
+			}
+			for path, want := range map[string]int{"/fine": 1, "/retried": 1, "/poison": 0} {
+				if got := site.count(path); got != want {
+					t.Errorf("%s fetched %d times, want %d", path, got, want)
+				}
+			}
+			errs, err := st.JobErrors(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(errs) != 1 || errs[0].URL != srv.URL+"/poison" || !strings.Contains(errs[0].Error, "died or hung on 1 of its 4 attempts") {
+				t.Errorf("job errors %+v; want the poison page given up after 4 attempts", errs)
+			}
+		})
+	}
+}
