@@ -6,10 +6,13 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/firegate/firegate/internal/netguard"
 )
 
 // Config is every setting of the server, read from the environment once.
@@ -21,6 +24,7 @@ type Config struct {
 	AuthMode        string         // AUTH_MODE: "on" (default) or "off" (any or no key, one team)
 	BootstrapAPIKey string         // BOOTSTRAP_API_KEY: a key ensured to exist at start
 	AllowPrivate    bool           // ALLOW_PRIVATE_TARGETS: fetch loopback/private addresses
+	AllowTargets    []string       // ALLOW_TARGETS: CIDRs and host names admitted although not public
 	FetchMaxBytes   int64          // FETCH_MAX_BYTES: response size cap, default 10 MiB
 	SitemapMaxBytes int64          // SITEMAP_MAX_BYTES: decompressed sitemap bytes one map or crawl kickoff reads, default 64 MiB
 	ShutdownTimeout time.Duration  // SHUTDOWN_TIMEOUT: drain time on SIGTERM, default 30s
@@ -40,6 +44,8 @@ type Config struct {
 	Browser         string         // BROWSER: "auto" (default: use Chrome when one is found) or "off"
 	ChromePath      string         // CHROME_PATH: Chrome binary; empty = chromium/google-chrome on PATH
 	BrowserWSURL    string         // BROWSER_WS_URL: a running Chrome's DevTools address instead of a local one
+	BrowserProxy    string         // BROWSER_PROXY_LISTEN: where the guarded proxy for Chrome listens, default 127.0.0.1:0
+	BrowserProxyURL string         // BROWSER_PROXY_URL: that proxy's URL as a remote Chrome reaches it
 	BrowserMaxTabs  int            // BROWSER_MAX_TABS: tabs open at once, default 2 per CPU
 	PublicURL       string         // PUBLIC_URL: base URL of this server in screenshot/PDF links
 	MediaDir        string         // MEDIA_DIR: screenshots and PDFs, default DATA_DIR/media
@@ -81,6 +87,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		Browser:         "auto",
 		ChromePath:      getenv("CHROME_PATH"),
 		BrowserWSURL:    getenv("BROWSER_WS_URL"),
+		BrowserProxy:    getenv("BROWSER_PROXY_LISTEN"),
+		BrowserProxyURL: getenv("BROWSER_PROXY_URL"),
 		PublicURL:       strings.TrimRight(getenv("PUBLIC_URL"), "/"),
 		MediaDir:        getenv("MEDIA_DIR"),
 		MediaS3Endpoint: getenv("MEDIA_S3_ENDPOINT"),
@@ -130,6 +138,21 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("ALLOW_PRIVATE_TARGETS: %q is not a boolean", v))
 		}
 		c.AllowPrivate = b
+	}
+	if v := getenv("ALLOW_TARGETS"); v != "" {
+		for e := range strings.SplitSeq(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				c.AllowTargets = append(c.AllowTargets, e)
+			}
+		}
+		if _, err := netguard.New(netguard.Options{Allow: c.AllowTargets}); err != nil {
+			errs = append(errs, fmt.Errorf("ALLOW_TARGETS: %w", err))
+		}
+	}
+	if c.BrowserProxyURL != "" {
+		if u, err := url.Parse(c.BrowserProxyURL); err != nil || u.Scheme != "http" || u.Host == "" {
+			errs = append(errs, fmt.Errorf("BROWSER_PROXY_URL: %q is not an http://host:port URL", c.BrowserProxyURL))
+		}
 	}
 	if v := getenv("FETCH_MAX_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -354,4 +377,10 @@ func (c Config) validateMediaS3() []error {
 		errs = append(errs, errors.New("MEDIA_S3_ACCESS_KEY: required with MEDIA_S3_SECRET_KEY"))
 	}
 	return errs
+}
+
+// netPolicy builds the network policy every path out of the server dials
+// through (ALLOW_PRIVATE_TARGETS, ALLOW_TARGETS).
+func (c Config) netPolicy() (*netguard.Policy, error) {
+	return netguard.New(netguard.Options{AllowAll: c.AllowPrivate, Allow: c.AllowTargets})
 }

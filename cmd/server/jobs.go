@@ -33,7 +33,11 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 	rc.Jobs = js
 	rc.TTL = cfg.JobTTL
 	rc.Log = log
-	rc.Webhooks = webhook.NewSender(webhook.Options{Secret: cfg.WebhookSecret, AllowPrivate: cfg.AllowPrivate}, log)
+	policy, err := cfg.netPolicy()
+	if err != nil {
+		return nil, err
+	}
+	rc.Webhooks = webhook.NewSender(webhook.Options{Secret: cfg.WebhookSecret, Policy: policy}, log)
 	runner := crawl.NewRunner(rc)
 	workers := river.NewWorkers()
 	runner.Register(workers)

@@ -238,11 +238,16 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	}
 	go mediaStore.RunJanitor(ctx, time.Hour)
 	obs := newObservers(cfg, log)
+	policy, err := cfg.netPolicy()
+	if err != nil {
+		return err
+	}
 	var renderer scrape.Renderer
 	var browserPool *browser.Pool // the pool when there is a browser, for readiness
 	if cfg.Browser == "auto" {
 		pool := browser.New(browser.Options{ChromePath: cfg.ChromePath, RemoteURL: cfg.BrowserWSURL, MaxTabs: cfg.BrowserMaxTabs,
-			AllowPrivate: cfg.AllowPrivate, UserDataDir: filepath.Join(cfg.DataDir, "chrome")}, log)
+			Policy: policy, ProxyListen: cfg.BrowserProxy, ProxyURL: cfg.BrowserProxyURL,
+			UserDataDir: filepath.Join(cfg.DataDir, "chrome")}, log)
 		defer pool.Close()
 		if err := pool.Available(); err != nil {
 			log.WarnContext(ctx, "browser unavailable: pages are fetched over plain HTTP only; actions and screenshots answer 400", "err", err)
@@ -252,7 +257,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 			log.InfoContext(ctx, "browser available (started on first use)")
 		}
 	}
-	fetcher := fetch.New(fetch.Options{AllowPrivate: cfg.AllowPrivate, MaxBodyBytes: cfg.FetchMaxBytes}, log)
+	fetcher := fetch.New(fetch.Options{Policy: policy, MaxBodyBytes: cfg.FetchMaxBytes}, log)
 	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{MaxSitemapTotalBytes: cfg.SitemapMaxBytes}, log)
 	ledger := billing.NewLedger(st, log)
 	if obs.m != nil {

@@ -29,6 +29,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
+
+	"github.com/firegate/firegate/internal/netguard"
 )
 
 // Errors returned by Render. Deadline errors also match
@@ -64,10 +66,21 @@ type Options struct {
 	// MaxTabs (BROWSER_MAX_TABS) bounds the tabs open at once; more renders
 	// wait in a queue, bounded by their ctx. 0 means 2 per CPU, at least 2.
 	MaxTabs int
-	// AllowPrivate lets pages request loopback, private, link-local and
-	// metadata addresses. When false every request of the page is checked
-	// after resolving its host.
+	// Policy is the network policy every connection of Chrome passes,
+	// through the guarded proxy. Nil means one built from AllowPrivate.
+	Policy *netguard.Policy
+	// AllowPrivate, when Policy is nil, admits every address (tests and
+	// local use); false refuses what is not globally reachable.
 	AllowPrivate bool
+	// ProxyListen is where the guarded proxy listens; empty means a free
+	// port on 127.0.0.1, which a local Chrome reaches. A remote Chrome
+	// (RemoteURL) needs an address it can reach (BROWSER_PROXY_LISTEN).
+	ProxyListen string
+	// ProxyURL is the proxy's URL as Chrome reaches it; empty means
+	// http://<the listen address> for a local Chrome. For a remote Chrome
+	// without a ProxyURL its traffic is not proxied: only the in-page
+	// guard (address literals, *.localhost, schemes) applies.
+	ProxyURL string
 	// UserDataDir is the parent directory of Chrome's profile directory;
 	// empty means the system temp dir.
 	UserDataDir string
@@ -85,8 +98,13 @@ type Pool struct {
 	adHosts []string
 	// closing tracks tabs being closed after their render returned.
 	closing sync.WaitGroup
-	// permit is a test hook passed to the request guard.
-	permit func(hostport string) bool
+	policy  *netguard.Policy
+	proxy   *netguard.Proxy
+	// proxyURL is the guarded proxy Chrome uses ("" = none).
+	proxyURL string
+	// refused remembers the hosts the proxy recently refused, to name a
+	// failed navigation.
+	refused refusals
 
 	mu     sync.Mutex
 	inst   *instance
@@ -101,13 +119,10 @@ type instance struct {
 	ctx         context.Context // root chromedp context; done when Chrome is gone
 	cancel      context.CancelFunc
 	allocCancel context.CancelFunc
-	dataDir     string     // profile dir we created, removed on stop
-	userAgent   string     // Chrome's UA with "Headless" removed
-	major       string     // Chrome's major version
-	free        chan *slot // idle slots; its capacity bounds the slots
-
-	mu     sync.Mutex
-	nslots int // slots that exist, free or in use
+	dataDir     string // profile dir we created, removed on stop
+	userAgent   string // Chrome's UA with "Headless" removed
+	major       string // Chrome's major version
+	slots       *slots // browser contexts, idle or in use
 }
 
 // startTimeout bounds starting Chrome or connecting to it.
@@ -125,12 +140,45 @@ func New(opts Options, log *slog.Logger) *Pool {
 	if hosts == nil {
 		hosts = parseHosts(defaultAdHosts)
 	}
+	policy := opts.Policy
+	if policy == nil {
+		policy, _ = netguard.New(netguard.Options{AllowAll: opts.AllowPrivate}) // no Allow entries: cannot fail
+	}
 	return &Pool{
 		opts:    opts,
 		log:     log,
 		slots:   make(chan struct{}, opts.MaxTabs),
 		adHosts: hosts,
+		policy:  policy,
+		refused: refusals{m: map[string]refusal{}},
 	}
+}
+
+// startProxy starts the guarded proxy once per Pool; it outlives Chrome
+// restarts. p.mu is held.
+func (p *Pool) startProxy() error {
+	if p.proxy != nil {
+		return nil
+	}
+	if p.opts.RemoteURL != "" && p.opts.ProxyURL == "" {
+		p.log.Warn("remote chrome without BROWSER_PROXY_URL: its connections are not guarded by the network policy, only requests to address literals and *.localhost are refused")
+		return nil
+	}
+	listen := p.opts.ProxyListen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	px := netguard.NewProxy(p.policy, netguard.ProxyOptions{OnRefuse: p.refused.note}, p.log)
+	addr, err := px.Start(listen)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	p.proxy = px
+	p.proxyURL = p.opts.ProxyURL
+	if p.proxyURL == "" {
+		p.proxyURL = "http://" + addr
+	}
+	return nil
 }
 
 // chromeNames are the executables looked up on PATH, in order.
@@ -215,12 +263,18 @@ func (p *Pool) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	if p.inst == nil {
-		return nil
+	var err error
+	if p.inst != nil {
+		err = p.stop(p.inst)
+		p.inst = nil
+		p.current.Store(nil)
 	}
-	err := p.stop(p.inst)
-	p.inst = nil
-	p.current.Store(nil)
+	if p.proxy != nil {
+		if perr := p.proxy.Close(); perr != nil && err == nil {
+			err = fmt.Errorf("browser: close proxy: %w", perr)
+		}
+		p.proxy = nil
+	}
 	return err
 }
 
@@ -230,14 +284,8 @@ func (p *Pool) stop(inst *instance) error {
 	var err error
 	if p.opts.RemoteURL != "" {
 		// A remote Chrome keeps running: leave nothing of ours in it.
-	drain:
-		for {
-			select {
-			case s := <-inst.free:
-				p.dropSlot(inst.ctx, inst, s)
-			default:
-				break drain
-			}
+		for _, s := range inst.slots.drain() {
+			p.dropSlot(inst.ctx, inst, s)
 		}
 	}
 	if inst.ctx.Err() == nil {
@@ -279,6 +327,9 @@ func (p *Pool) instance(ctx context.Context) (*instance, error) {
 		p.inst = nil
 		p.current.Store(nil)
 	}
+	if err := p.startProxy(); err != nil {
+		return nil, err
+	}
 	inst, err := p.start(ctx)
 	if err != nil {
 		return nil, err
@@ -299,6 +350,22 @@ func (p *Pool) alive(inst *instance) bool {
 		return true // remote
 	}
 	return proc.Signal(syscall.Signal(0)) == nil
+}
+
+// proxyFlags send every connection of a local Chrome through the guarded
+// proxy: loopback is not exempt (Chrome bypasses proxies for it by
+// default), QUIC is off (it would be UDP, past an HTTP proxy), WebRTC may
+// use no UDP the proxy does not carry, and there is no DNS prefetching
+// (names are resolved only by the proxy).
+func proxyFlags(proxyURL string) []chromedp.ExecAllocatorOption {
+	return []chromedp.ExecAllocatorOption{
+		chromedp.ProxyServer(proxyURL),
+		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("dns-prefetch-disable", true),
+	}
 }
 
 // chromeFlags are the flags of a local Chrome. Never --single-process or
@@ -346,7 +413,7 @@ func chromeFlags() []chromedp.ExecAllocatorOption {
 // answers, bounded by startTimeout and ctx.
 func (p *Pool) start(ctx context.Context) (*instance, error) {
 	base := context.WithoutCancel(ctx) // Chrome outlives the request
-	inst := &instance{free: make(chan *slot, cap(p.slots)+1)}
+	inst := &instance{slots: newSlots(cap(p.slots) + 1)}
 	var allocCtx context.Context
 	if p.opts.RemoteURL != "" {
 		allocCtx, inst.allocCancel = remote.NewAllocator(base, p.opts.RemoteURL)
@@ -366,6 +433,9 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 		}
 		inst.dataDir = dir
 		opts := append(chromeFlags(), chromedp.ExecPath(path), chromedp.UserDataDir(dir))
+		if p.proxyURL != "" {
+			opts = append(opts, proxyFlags(p.proxyURL)...)
+		}
 		allocCtx, inst.allocCancel = chromedp.NewExecAllocator(base, opts...)
 	}
 	inst.ctx, inst.cancel = chromedp.NewContext(allocCtx,

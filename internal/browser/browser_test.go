@@ -1,17 +1,16 @@
 package browser
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	"html"
-	"net"
-
-	"context"
 	"fmt"
-	"github.com/firegate/firegate/internal/actions"
+	"html"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +25,8 @@ import (
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
+	"github.com/firegate/firegate/internal/actions"
+	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/testenv"
 )
 
@@ -405,7 +406,12 @@ func TestRenderGuardBlocksPrivateTargets(t *testing.T) {
 	// This test needs a pool without AllowPrivate; the permit hook admits
 	// the "public" server, which also listens on loopback.
 	profiles := filepath.Join(t.TempDir(), "data", "chrome") // created on start
-	p := New(Options{ChromePath: path, MaxTabs: 2, UserDataDir: profiles}, testenv.Logger(t))
+	publicPort := public.Listener.Addr().(*net.TCPAddr).Port
+	policy, err := netguard.New(netguard.Options{Permit: func(ap netip.AddrPort) bool { return int(ap.Port()) == publicPort }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(Options{ChromePath: path, MaxTabs: 2, UserDataDir: profiles, Policy: policy}, testenv.Logger(t))
 	t.Cleanup(func() {
 		if err := p.Close(); err != nil {
 			t.Error(err)
@@ -414,7 +420,6 @@ func TestRenderGuardBlocksPrivateTargets(t *testing.T) {
 			t.Errorf("profile dirs left after Close: %v", left)
 		}
 	})
-	p.permit = func(hostport string) bool { return "http://"+hostport == public.URL }
 	ctx := testCtx(t, 40*time.Second)
 
 	res, err := p.Render(ctx, Request{URL: public.URL + "/"})
@@ -502,16 +507,14 @@ func TestRenderLeavesNoTargets(t *testing.T) {
 	p.mu.Lock()
 	inst := p.inst
 	p.mu.Unlock()
-	inst.mu.Lock()
-	slots := inst.nslots
-	inst.mu.Unlock()
+	slots := inst.slots.count()
 	// The first tab of the browser, and per slot its anchor and the tab
 	// opened for the next render.
 	want := 1 + 2*slots
 	pages, all, contexts := quietTargets(t, p, want)
-	if pages != want || contexts != slots || slots > cap(inst.free) {
+	if pages != want || contexts != slots || slots > inst.slots.max {
 		t.Errorf("after %d renders: %d page targets (want %d), %d browser contexts for %d slots (max %d), %d targets in all",
-			n, pages, want, contexts, slots, cap(inst.free), all)
+			n, pages, want, contexts, slots, inst.slots.max, all)
 	}
 }
 
@@ -609,9 +612,11 @@ window.name = 'seen';
 		p.mu.Lock()
 		inst := p.inst
 		p.mu.Unlock()
-		s := <-inst.free
-		id := s.next.t.TargetID
-		inst.free <- s
+		idle := inst.slots.drain()
+		id := idle[0].next.t.TargetID
+		for _, s := range idle {
+			inst.slots.put(s)
+		}
 		_, rest, _ := strings.Cut(res.HTML, `<pre id="probe">`)
 		body, _, _ := strings.Cut(rest, "</pre>")
 		return html.UnescapeString(body), id

@@ -1,13 +1,13 @@
 package browser
 
 import (
-	"context"
-	"net"
-	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/firegate/firegate/internal/netguard"
 )
 
 // defaultAdHosts is the bundled ad and tracker block list: one domain per
@@ -98,41 +98,30 @@ func parseHosts(list string) []string {
 	return out
 }
 
-// blockedPrefixes are the ranges refused besides what the netip predicates
-// cover.
-const blockedPrefixes = "0.0.0.0/8,100.64.0.0/10,192.0.0.0/24,198.18.0.0/15,240.0.0.0/4,fd00:ec2::254/128,100::/64,2001:db8::/32"
-
-// guard decides which requests a page may make: ad hosts (when blocking
-// ads) and non-public addresses (unless private targets are allowed).
+// guard is the early, cheap refusal of the requests a page makes, in the
+// DevTools Fetch domain: ad hosts (when blocking ads), schemes other than
+// http(s)/ws(s), and hosts the network policy refuses without a lookup
+// (address literals, *.localhost). It is not the network policy: every
+// connection Chrome makes goes through the guarded proxy, which resolves
+// names itself and refuses at dial time (see netguard).
 type guard struct {
-	allowPrivate bool
-	adHosts      map[string]bool
-	blocked      []netip.Prefix
-	resolver     *net.Resolver
-	// permit, when set, admits a host:port regardless of its address;
-	// tests use it to let one loopback server through an active guard.
-	permit func(hostport string) bool
-
-	mu    sync.Mutex
-	cache map[string]bool // host -> public
+	policy  *netguard.Policy
+	adHosts map[string]bool
 }
 
-func newGuard(allowPrivate bool, adHosts []string, blockAds bool) *guard {
-	g := &guard{allowPrivate: allowPrivate, resolver: net.DefaultResolver, cache: map[string]bool{}}
+func newGuard(policy *netguard.Policy, adHosts []string, blockAds bool) *guard {
+	g := &guard{policy: policy}
 	if blockAds {
 		g.adHosts = make(map[string]bool, len(adHosts))
 		for _, h := range adHosts {
 			g.adHosts[h] = true
 		}
 	}
-	for s := range strings.SplitSeq(blockedPrefixes, ",") {
-		g.blocked = append(g.blocked, netip.MustParsePrefix(s))
-	}
 	return g
 }
 
 // active reports whether any request needs checking.
-func (g *guard) active() bool { return !g.allowPrivate || len(g.adHosts) > 0 }
+func (g *guard) active() bool { return !g.policy.AllowsAll() || len(g.adHosts) > 0 }
 
 // verdict is the guard's decision on one request.
 type verdict int
@@ -143,11 +132,8 @@ const (
 	blockPrivate
 )
 
-// dnsTimeout bounds the guard's own lookup of a request's host.
-const dnsTimeout = 5 * time.Second
-
 // check decides on rawURL. isMain exempts the page itself from ad blocking.
-func (g *guard) check(ctx context.Context, rawURL string, isMain bool) verdict {
+func (g *guard) check(rawURL string, isMain bool) verdict {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return blockPrivate
@@ -157,7 +143,7 @@ func (g *guard) check(ctx context.Context, rawURL string, isMain bool) verdict {
 	case "data", "blob", "about":
 		return allow
 	default:
-		if g.allowPrivate {
+		if g.policy.AllowsAll() {
 			return allow
 		}
 		return blockPrivate
@@ -166,48 +152,10 @@ func (g *guard) check(ctx context.Context, rawURL string, isMain bool) verdict {
 	if !isMain && g.isAdHost(host) {
 		return blockAd
 	}
-	if g.allowPrivate || (g.permit != nil && g.permit(u.Host)) {
-		return allow
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if g.publicAddr(ip) {
-			return allow
-		}
+	if g.checkHost(u) != nil {
 		return blockPrivate
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		return blockPrivate
-	}
-	g.mu.Lock()
-	public, ok := g.cache[host]
-	g.mu.Unlock()
-	if ok {
-		return pick(public)
-	}
-	lctx, cancel := context.WithTimeout(ctx, dnsTimeout)
-	defer cancel()
-	addrs, err := g.resolver.LookupNetIP(lctx, "ip", host)
-	if err != nil {
-		// Let Chrome fail the lookup itself, so the error names it.
-		return allow
-	}
-	public = len(addrs) > 0
-	for _, a := range addrs {
-		if !g.publicAddr(a) {
-			public = false
-		}
-	}
-	g.mu.Lock()
-	g.cache[host] = public
-	g.mu.Unlock()
-	return pick(public)
-}
-
-func pick(public bool) verdict {
-	if public {
-		return allow
-	}
-	return blockPrivate
+	return allow
 }
 
 // isAdHost reports whether host or one of its parent domains is listed.
@@ -228,24 +176,55 @@ func (g *guard) isAdHost(host string) bool {
 	return false
 }
 
-// publicAddr reports whether ip is a globally routable unicast address.
-func (g *guard) publicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap().WithZone("")
-	if ip.Is6() {
-		// NAT64 64:ff9b::/96 carries an IPv4 address: judge that one.
-		b := ip.As16()
-		if b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4]|b[5]|b[6]|b[7]|b[8]|b[9]|b[10]|b[11] == 0 {
-			ip = netip.AddrFrom4([4]byte(b[12:16]))
-		}
+// refusal is what the proxy said of a host.
+type refusal struct {
+	at     time.Time
+	reason string // netguard.Reason*
+}
+
+// refusals remembers the hosts the proxy could not reach in the last
+// minute, so that a navigation that failed on one (Chrome only says the
+// tunnel failed) is named. It holds at most refusalsMax hosts.
+type refusals struct {
+	mu sync.Mutex
+	m  map[string]refusal
+}
+
+const (
+	refusalTTL  = time.Minute
+	refusalsMax = 4096
+)
+
+// note records a refusal (netguard.ProxyOptions.OnRefuse).
+func (r *refusals) note(host, reason string) {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.m) >= refusalsMax {
+		clear(r.m)
 	}
-	if !ip.IsValid() || ip.IsUnspecified() || ip.IsLoopback() || ip.IsPrivate() || ip.IsMulticast() ||
-		ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() {
-		return false
+	r.m[host] = refusal{at: time.Now(), reason: reason}
+}
+
+// lookup returns the recent refusal of host, if any.
+func (r *refusals) lookup(host string) (refusal, bool) {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, ok := r.m[host]
+	if !ok || time.Since(f.at) > refusalTTL {
+		return refusal{}, false
 	}
-	for _, p := range g.blocked {
-		if p.Contains(ip) {
-			return false
-		}
+	return f, true
+}
+
+// checkHost refuses a URL whose host the policy refuses without a lookup.
+func (g *guard) checkHost(u *url.URL) error {
+	port := uint16(80)
+	if n, err := strconv.ParseUint(u.Port(), 10, 16); err == nil {
+		port = uint16(n)
+	} else if u.Scheme == "https" || u.Scheme == "wss" {
+		port = 443
 	}
-	return true
+	return g.policy.CheckHost(strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), port)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,9 +17,11 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/security"
+	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 
 	"github.com/firegate/firegate/internal/actions"
+	"github.com/firegate/firegate/internal/netguard"
 )
 
 // Viewport is a width and height in CSS pixels.
@@ -34,9 +37,17 @@ type Screenshot struct {
 
 // Request is one page to render.
 type Request struct {
-	URL     string
-	Headers map[string]string // sent with every request of the page; User-Agent overrides the UA
-	Mobile  bool              // emulate a phone: 390x844 viewport, mobile UA, touch
+	URL string
+	// Team owns the render: browser contexts are never shared between
+	// teams.
+	Team string
+	// Headers are sent with the requests to the target's host (the page,
+	// its redirects on that host and its sub-resources there), never to
+	// other hosts; a Cookie entry becomes cookies of that host and a
+	// User-Agent entry overrides the user agent of the whole page.
+	// Credentials in the URL are sent as basic authorization the same way.
+	Headers map[string]string
+	Mobile  bool // emulate a phone: 390x844 viewport, mobile UA, touch
 	// Languages are locale tags in priority order: Accept-Language,
 	// navigator.language(s) and the Intl locale.
 	Languages []string
@@ -90,8 +101,12 @@ const (
 func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("browser: navigate %q: not an http(s) URL: %w", req.URL, ErrNavigation)
+		return nil, fmt.Errorf("browser: navigate %q: not an http(s) URL: %w", redactURL(req.URL), ErrNavigation)
 	}
+	if err := newGuard(p.policy, nil, false).checkHost(u); err != nil {
+		return nil, fmt.Errorf("browser: navigate %s: %w: %w", redactURL(req.URL), ErrBlocked, err)
+	}
+	req = scopeCredentials(req, u)
 	if err := actions.Validate(req.Actions); err != nil {
 		return nil, err
 	}
@@ -114,7 +129,7 @@ func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
 		}
 		res, err := p.render(ctx, inst, req)
 		if err != nil && attempt == 0 && ctx.Err() == nil && (inst.ctx.Err() != nil || !p.alive(inst)) {
-			p.log.WarnContext(ctx, "chrome died during render, retrying", "url", req.URL, "err", err)
+			p.log.WarnContext(ctx, "chrome died during render, retrying", "url", redactURL(req.URL), "err", err)
 			continue
 		}
 		return res, err
@@ -124,7 +139,7 @@ func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
 // render does one attempt of Render on inst.
 func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Result, err error) {
 	start := time.Now()
-	sl, tb, err := p.takeTab(ctx, inst)
+	sl, tb, err := p.takeTab(ctx, inst, req.Team)
 	if err != nil {
 		return nil, p.runError(ctx, inst, "open tab", err)
 	}
@@ -141,10 +156,10 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	defer stop()
 	fail := func(stage string, err error) error { return p.runError(ctx, inst, stage, err) }
 
-	g := newGuard(p.opts.AllowPrivate, p.adHosts, req.BlockAds)
-	g.permit = p.permit
-	if g.active() {
-		wait := p.guardRequests(runCtx, t, g, tr)
+	g := newGuard(p.policy, p.adHosts, req.BlockAds)
+	sc := newScope(req)
+	if g.active() || sc.active() {
+		wait := p.guardRequests(runCtx, t, g, sc, tr)
 		defer func() { cancelRun(); wait() }()
 		tb.onReset(fetch.CommandDisable, nil)
 		if _, err := cdp.Call(runCtx, t, fetch.Enable, fetch.EnableParams{
@@ -154,7 +169,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 		}
 	}
 	answerDialogs(runCtx, t)
-	env, err := p.setup(runCtx, inst, tb, req)
+	env, err := p.setup(runCtx, inst, sl.id, tb, req)
 	if err != nil {
 		return nil, fail("set up tab", err)
 	}
@@ -170,7 +185,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 		return nil, fail("navigate", err)
 	}
 	if nav.ErrorText != "" || nav.IsDownload {
-		return nil, navError(req.URL, nav.ErrorText, nav.IsDownload, tr)
+		return nil, p.navError(req.URL, nav.ErrorText, nav.IsDownload, tr)
 	}
 	tr.mu.Lock()
 	tr.loaderID = nav.LoaderID
@@ -179,6 +194,9 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	remaining := func() time.Duration { return time.Until(dl) }
 	if err := settle(runCtx, t, tr, min(smartWaitMax, remaining()/2), false); err != nil {
 		return nil, fail("smart wait", err)
+	}
+	if err := proxyRefusal(req.URL, tr); err != nil {
+		return nil, err
 	}
 	if restore != "" {
 		// Restore storage in the first page's documents only: later
@@ -247,7 +265,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 			res.ContentType = resp.MimeType
 		}
 	}
-	p.log.DebugContext(ctx, "render done", "url", req.URL, "status", res.StatusCode, "elapsed_ms", time.Since(start).Milliseconds())
+	p.log.DebugContext(ctx, "render done", "url", redactURL(req.URL), "status", res.StatusCode, "elapsed_ms", time.Since(start).Milliseconds())
 	return res, nil
 }
 
@@ -255,7 +273,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 // returns the actions environment. What a later render would not set again
 // is undone when the tab is reset. The instrumentation script is already
 // on the tab (see openTab).
-func (p *Pool) setup(ctx context.Context, inst *instance, tb *tab, req Request) (actions.Env, error) {
+func (p *Pool) setup(ctx context.Context, inst *instance, slotID cdp.BrowserContextID, tb *tab, req Request) (actions.Env, error) {
 	t := tb.t
 	env := actions.Env{Viewport: Viewport{Width: desktopWidth, Height: desktopHeight}, Mobile: req.Mobile}
 	if req.Mobile {
@@ -285,13 +303,10 @@ func (p *Pool) setup(ctx context.Context, inst *instance, tb *tab, req Request) 
 		ua = "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" + inst.major + ".0.0.0 Mobile Safari/537.36"
 		platform = "Linux armv8l"
 	}
-	headers := network.Headers{}
 	for k, v := range req.Headers {
 		if strings.EqualFold(k, "User-Agent") {
 			ua = v
-			continue
 		}
-		headers[k] = v
 	}
 	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
 		UserAgent: ua, AcceptLanguage: acceptLanguage(req.Languages), Platform: platform,
@@ -315,10 +330,12 @@ func (p *Pool) setup(ctx context.Context, inst *instance, tb *tab, req Request) 
 	if _, err := cdp.Call(ctx, t, network.SetCacheDisabled, network.SetCacheDisabledParams{CacheDisabled: true}); err != nil {
 		return env, err
 	}
-	if len(headers) > 0 {
-		tb.onReset(network.CommandSetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{}})
-		if _, err := cdp.Call(ctx, t, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: headers}); err != nil {
-			return env, err
+	if cookies := headerCookies(req); len(cookies) > 0 {
+		// Cookies of the target's host only; the slot's cookies are
+		// cleared after the render.
+		b := chromedp.FromContext(inst.ctx).Browser
+		if _, err := cdp.Call(ctx, b, storage.SetCookies, storage.SetCookiesParams{Cookies: cookies, BrowserContextID: slotID}); err != nil {
+			return env, fmt.Errorf("set cookies: %w", err)
 		}
 	}
 	if req.SkipTLSVerify {
@@ -345,7 +362,7 @@ func acceptLanguage(langs []string) string {
 // guardRequests answers every paused request of the tab: continue, or fail
 // it when the guard refuses it. The returned func waits for the handlers,
 // which stop when ctx ends.
-func (p *Pool) guardRequests(ctx context.Context, t *chromedp.Target, g *guard, tr *tracker) func() {
+func (p *Pool) guardRequests(ctx context.Context, t *chromedp.Target, g *guard, sc *scope, tr *tracker) func() {
 	events := cdp.Events(ctx, t, fetch.RequestPaused)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -353,29 +370,30 @@ func (p *Pool) guardRequests(ctx context.Context, t *chromedp.Target, g *guard, 
 			if err != nil {
 				return
 			}
-			wg.Go(func() { p.decide(ctx, t, g, tr, ev) })
+			wg.Go(func() { p.decide(ctx, t, g, sc, tr, ev) })
 		}
 	})
 	return wg.Wait
 }
 
 // decide checks one paused request.
-func (p *Pool) decide(ctx context.Context, t *chromedp.Target, g *guard, tr *tracker, ev fetch.EventRequestPaused) {
+func (p *Pool) decide(ctx context.Context, t *chromedp.Target, g *guard, sc *scope, tr *tracker, ev fetch.EventRequestPaused) {
 	if ev.Request == nil {
 		return
 	}
 	tr.mu.Lock()
 	isMain := ev.ResourceType == network.ResourceTypeDocument && ev.FrameID == tr.mainFrame
 	tr.mu.Unlock()
-	v := g.check(ctx, ev.Request.URL, isMain)
+	v := g.check(ev.Request.URL, isMain)
 	if v == allow {
-		if _, err := cdp.Call(ctx, t, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID}); err != nil && ctx.Err() == nil {
-			p.log.DebugContext(ctx, "continue request", "url", ev.Request.URL, "err", err)
+		params := fetch.ContinueRequestParams{RequestID: ev.RequestID, Headers: sc.headersFor(ev.Request)}
+		if _, err := cdp.Call(ctx, t, fetch.ContinueRequest, params); err != nil && ctx.Err() == nil {
+			p.log.DebugContext(ctx, "continue request", "url", redactURL(ev.Request.URL), "err", err)
 		}
 		return
 	}
 	if v == blockPrivate {
-		p.log.InfoContext(ctx, "blocked request to a non-public address", "url", ev.Request.URL, "main", isMain)
+		p.log.InfoContext(ctx, "blocked request to a non-public address", "url", redactURL(ev.Request.URL), "main", isMain)
 		tr.mu.Lock()
 		if isMain {
 			tr.mainBlock = true
@@ -385,7 +403,7 @@ func (p *Pool) decide(ctx context.Context, t *chromedp.Target, g *guard, tr *tra
 	if _, err := cdp.Call(ctx, t, fetch.FailRequest, fetch.FailRequestParams{
 		RequestID: ev.RequestID, ErrorReason: network.ErrorReasonBlockedByClient,
 	}); err != nil && ctx.Err() == nil {
-		p.log.DebugContext(ctx, "fail request", "url", ev.Request.URL, "err", err)
+		p.log.DebugContext(ctx, "fail request", "url", redactURL(ev.Request.URL), "err", err)
 	}
 }
 
@@ -405,11 +423,26 @@ func answerDialogs(ctx context.Context, t *chromedp.Target) {
 	}()
 }
 
-// navError classifies a failed navigation.
-func navError(rawURL, text string, download bool, tr *tracker) error {
+// navError classifies a failed navigation: refused by the in-page guard
+// or by the proxy (on the page's host or a host it redirected to), a
+// download, a lookup or TLS failure.
+func (p *Pool) navError(rawURL, text string, download bool, tr *tracker) error {
+	rawURL = redactURL(rawURL)
 	tr.mu.Lock()
 	blocked := tr.mainBlock
+	hosts := slices.Clone(tr.docHosts)
 	tr.mu.Unlock()
+	if !blocked && !download && (strings.Contains(text, "ERR_TUNNEL_CONNECTION_FAILED") || strings.Contains(text, "ERR_PROXY_")) {
+		// Chrome only says the proxy failed it: the proxy says why.
+		if u, err := url.Parse(rawURL); err == nil {
+			hosts = append(hosts, u.Hostname())
+		}
+		for _, h := range slices.Backward(hosts) {
+			if f, ok := p.refused.lookup(h); ok {
+				return reasonError(rawURL, f.reason)
+			}
+		}
+	}
 	switch {
 	case blocked:
 		return fmt.Errorf("browser: navigate %s: %w", rawURL, ErrBlocked)
@@ -421,6 +454,22 @@ func navError(rawURL, text string, download bool, tr *tracker) error {
 		return fmt.Errorf("browser: navigate %s: %s: %w: %w", rawURL, text, ErrNavigation, ErrTLS)
 	}
 	return fmt.Errorf("browser: navigate %s: %s: %w", rawURL, text, ErrNavigation)
+}
+
+// reasonError is the error of a main document the proxy could not reach,
+// in Chrome's words where it has them.
+func reasonError(rawURL, reason string) error {
+	switch reason {
+	case netguard.ReasonBlocked:
+		return fmt.Errorf("browser: navigate %s: %w", rawURL, ErrBlocked)
+	case netguard.ReasonDNS:
+		return fmt.Errorf("browser: navigate %s: net::ERR_NAME_NOT_RESOLVED: %w: %w", rawURL, ErrNavigation, ErrDNS)
+	case netguard.ReasonRefused:
+		return fmt.Errorf("browser: navigate %s: net::ERR_CONNECTION_REFUSED: %w", rawURL, ErrNavigation)
+	case netguard.ReasonTimeout:
+		return fmt.Errorf("browser: navigate %s: net::ERR_CONNECTION_TIMED_OUT: %w", rawURL, ErrNavigation)
+	}
+	return fmt.Errorf("browser: navigate %s: net::ERR_CONNECTION_FAILED: %w", rawURL, ErrNavigation)
 }
 
 // runError converts an error of a tab step: deadline -> ErrTimeout, a dead

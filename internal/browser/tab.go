@@ -46,6 +46,7 @@ const recycleAfter = 100
 
 // slot is a browser context with a window kept open by an anchor tab.
 type slot struct {
+	team   string // the only team whose renders use it
 	id     cdp.BrowserContextID
 	anchor target.ID
 	uses   int
@@ -75,12 +76,18 @@ func (tb *tab) onReset(method string, params any) {
 }
 
 // newSlot creates a browser context and its anchor window.
-func (p *Pool) newSlot(ctx context.Context, inst *instance) (*slot, error) {
+func (p *Pool) newSlot(ctx context.Context, inst *instance, team string) (*slot, error) {
 	octx, cancel := context.WithTimeout(ctx, tabOpenTimeout)
 	defer cancel()
 	b := chromedp.FromContext(inst.ctx).Browser
 	// A remote Chrome disposes of the context if our connection drops.
-	bc, err := cdp.Call(octx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{DisposeOnDetach: new(true)})
+	params := target.CreateBrowserContextParams{DisposeOnDetach: new(true)}
+	if p.proxyURL != "" {
+		// The context reaches the network only through the guarded proxy;
+		// loopback is not exempt.
+		params.ProxyServer, params.ProxyBypassList = p.proxyURL, "<-loopback>"
+	}
+	bc, err := cdp.Call(octx, b, target.CreateBrowserContext, params)
 	if err != nil {
 		return nil, fmt.Errorf("create browser context: %w", err)
 	}
@@ -91,50 +98,129 @@ func (p *Pool) newSlot(ctx context.Context, inst *instance) (*slot, error) {
 		p.disposeContext(ctx, inst, bc.BrowserContextID)
 		return nil, fmt.Errorf("create anchor tab: %w", err)
 	}
-	return &slot{id: bc.BrowserContextID, anchor: anchor.TargetID}, nil
+	return &slot{team: team, id: bc.BrowserContextID, anchor: anchor.TargetID}, nil
 }
 
-// takeSlot returns a free slot, creating one when fewer than the maximum
-// exist, else waiting for one.
-func (p *Pool) takeSlot(ctx context.Context, inst *instance) (*slot, error) {
+// slots holds an instance's idle slots. A slot belongs to the team whose
+// render created it and serves only that team's renders: nothing a render
+// leaves in a browser context (cookies, storage, HTTP auth, service
+// workers, permissions) can reach another team's render.
+type slots struct {
+	mu   sync.Mutex
+	idle []*slot
+	n    int // slots that exist, idle or in use
+	max  int
+	wake chan struct{} // a slot went back to idle
+}
+
+func newSlots(max int) *slots {
+	return &slots{max: max, wake: make(chan struct{}, 1)}
+}
+
+// put returns a slot to the idle list.
+func (ss *slots) put(s *slot) {
+	ss.mu.Lock()
+	ss.idle = append(ss.idle, s)
+	ss.mu.Unlock()
 	select {
-	case s := <-inst.free:
-		return s, nil
+	case ss.wake <- struct{}{}:
 	default:
 	}
-	inst.mu.Lock()
-	if inst.nslots < cap(inst.free) {
-		inst.nslots++
-		inst.mu.Unlock()
-		s, err := p.newSlot(ctx, inst)
+}
+
+// passWake wakes another waiter when idle slots are left; ss.mu is held.
+func (ss *slots) passWake() {
+	if len(ss.idle) > 0 {
+		select {
+		case ss.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// drain removes and returns every idle slot.
+func (ss *slots) drain() []*slot {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := ss.idle
+	ss.idle = nil
+	return out
+}
+
+// count returns the slots that exist.
+func (ss *slots) count() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.n
+}
+
+// takeSlot returns an idle slot of the team, or a new one when fewer than
+// the maximum exist; at the maximum, another team's idle slot is disposed
+// of to make room, else it waits for one.
+func (p *Pool) takeSlot(ctx context.Context, inst *instance, team string) (*slot, error) {
+	ss := inst.slots
+	for {
+		ss.mu.Lock()
+		for i := len(ss.idle) - 1; i >= 0; i-- {
+			if s := ss.idle[i]; s.team == team {
+				ss.idle = append(ss.idle[:i], ss.idle[i+1:]...)
+				ss.passWake()
+				ss.mu.Unlock()
+				return s, nil
+			}
+		}
+		var evict *slot
+		switch {
+		case ss.n < ss.max:
+			ss.n++
+		case len(ss.idle) > 0:
+			evict = ss.idle[0]
+			ss.idle = ss.idle[1:]
+			ss.passWake()
+		default:
+			ss.mu.Unlock()
+			select {
+			case <-ss.wake:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-inst.ctx.Done():
+				return nil, inst.ctx.Err()
+			}
+		}
+		ss.mu.Unlock()
+		if evict != nil {
+			p.disposeSlot(ctx, inst, evict)
+		}
+		s, err := p.newSlot(ctx, inst, team)
 		if err != nil {
-			inst.mu.Lock()
-			inst.nslots--
-			inst.mu.Unlock()
+			ss.mu.Lock()
+			ss.n--
+			ss.mu.Unlock()
 		}
 		return s, err
 	}
-	inst.mu.Unlock()
+}
+
+// dropSlot disposes of a slot and forgets it.
+func (p *Pool) dropSlot(ctx context.Context, inst *instance, s *slot) {
+	p.disposeSlot(ctx, inst, s)
+	inst.slots.mu.Lock()
+	inst.slots.n--
+	inst.slots.mu.Unlock()
 	select {
-	case s := <-inst.free:
-		return s, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-inst.ctx.Done():
-		return nil, inst.ctx.Err()
+	case inst.slots.wake <- struct{}{}:
+	default:
 	}
 }
 
-// dropSlot disposes of a slot's browser context, closing its tabs.
-func (p *Pool) dropSlot(ctx context.Context, inst *instance, s *slot) {
+// disposeSlot disposes of a slot's browser context, closing its tabs.
+func (p *Pool) disposeSlot(ctx context.Context, inst *instance, s *slot) {
 	if s.next != nil {
 		p.closeTab(ctx, inst, s.next)
 		s.next = nil
 	}
 	p.disposeContext(ctx, inst, s.id)
-	inst.mu.Lock()
-	inst.nslots--
-	inst.mu.Unlock()
 }
 
 // disposeContext disposes of a browser context, logging a failure.
@@ -226,8 +312,8 @@ func (p *Pool) closeTab(ctx context.Context, inst *instance, tb *tab) {
 
 // takeTab returns a slot and a fresh tab in it: the one opened ahead, or a
 // new one.
-func (p *Pool) takeTab(ctx context.Context, inst *instance) (*slot, *tab, error) {
-	s, err := p.takeSlot(ctx, inst)
+func (p *Pool) takeTab(ctx context.Context, inst *instance, team string) (*slot, *tab, error) {
+	s, err := p.takeSlot(ctx, inst, team)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -274,7 +360,7 @@ func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab,
 	if keep && reuse {
 		tb.tr.reset()
 		s.next = tb
-		inst.free <- s // never blocks: at most cap(free) slots exist
+		inst.slots.put(s)
 		return
 	}
 	p.closeTab(ctx, inst, tb)
@@ -282,7 +368,7 @@ func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab,
 		next, err := p.openTab(ctx, inst, s)
 		if err == nil {
 			s.next = next
-			inst.free <- s
+			inst.slots.put(s)
 			return
 		}
 		if inst.ctx.Err() == nil {

@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -92,7 +93,8 @@ type tracker struct {
 	lastNet   time.Time
 	loading   bool // main frame between started and stopped loading
 	blockedOn string
-	mainBlock bool // the main document was refused by the guard
+	mainBlock bool     // the main document was refused by the guard
+	docHosts  []string // hosts of the main frame's document requests (redirects included)
 	// sessionStorage: a document wrote session storage, which belongs to
 	// the tab; the tab must not serve another render.
 	sessionStorage bool
@@ -111,6 +113,7 @@ func (tr *tracker) reset() {
 	clear(tr.origins)
 	tr.lastNet = time.Now()
 	tr.loading, tr.blockedOn, tr.mainBlock, tr.sessionStorage = false, "", false, false
+	tr.docHosts = tr.docHosts[:0]
 }
 
 // reusable reports whether the tab may serve another render.
@@ -164,6 +167,11 @@ func (tr *tracker) onEvent(ev any) {
 		if ev.Request != nil {
 			if o := origin(ev.Request.URL); o != "" {
 				tr.origins[o] = true
+			}
+			if ev.Type == network.ResourceTypeDocument && ev.FrameID == tr.mainFrame && len(tr.docHosts) < 32 {
+				if u, err := url.Parse(ev.Request.URL); err == nil {
+					tr.docHosts = append(tr.docHosts, u.Hostname())
+				}
 			}
 		}
 		if ev.Request == nil || ignoredType(ev.Type) || strings.HasPrefix(ev.Request.URL, "data:") ||

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -21,6 +20,9 @@ import (
 	"time"
 
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/firegate/firegate/internal/logsafe"
+	"github.com/firegate/firegate/internal/netguard"
 )
 
 const (
@@ -44,9 +46,12 @@ const (
 // Options configures a Client. The zero value is usable: private targets
 // refused, 10 MiB body cap, 10 redirects, Chrome user agents.
 type Options struct {
-	// AllowPrivate admits loopback, private, link-local, CGNAT, metadata,
-	// unspecified and multicast addresses (ALLOW_PRIVATE_TARGETS). When
-	// false they are refused at dial time with ErrBlocked.
+	// Policy decides which addresses may be dialled, at dial time after
+	// its own lookup, on every redirect hop; refusals are ErrBlocked. Nil
+	// means one built from AllowPrivate.
+	Policy *netguard.Policy
+	// AllowPrivate, when Policy is nil, admits every address (tests and
+	// local use); false refuses what is not globally reachable.
 	AllowPrivate bool
 	// MaxBodyBytes caps the decoded body; larger bodies are truncated and
 	// Response.Truncated is set. Zero means DefaultMaxBodyBytes.
@@ -66,7 +71,7 @@ type Options struct {
 type Client struct {
 	opts   Options
 	log    *slog.Logger
-	guard  *guard
+	dialer *netguard.Dialer
 	verify *http.Transport // certificate verification on
 	skip   *http.Transport // certificate verification off
 	pools  *pools
@@ -89,21 +94,20 @@ func New(opts Options, log *slog.Logger) *Client {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{opts: opts, log: log, guard: newGuard(opts.AllowPrivate), pools: newPools()}
+	policy := opts.Policy
+	if policy == nil {
+		policy, _ = netguard.New(netguard.Options{AllowAll: opts.AllowPrivate}) // no Allow entries: cannot fail
+	}
+	c := &Client{opts: opts, log: log, dialer: &netguard.Dialer{Policy: policy, Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, pools: newPools()}
 	c.verify = c.newTransport(false)
 	c.skip = c.newTransport(true)
 	return c
 }
 
 func (c *Client) newTransport(skipVerify bool) *http.Transport {
-	d := &net.Dialer{
-		Timeout:        30 * time.Second,
-		KeepAlive:      30 * time.Second,
-		ControlContext: c.guard.control,
-	}
 	return &http.Transport{
 		Proxy:       nil, // a proxy would defeat the dial-time address check
-		DialContext: d.DialContext,
+		DialContext: guardedDial(c.dialer),
 		TLSClientConfig: &tls.Config{
 			InsecureSkipVerify: skipVerify, //nolint:gosec // per-request opt-in (skipTlsVerification)
 		},
@@ -221,7 +225,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	resp, err := hc.Do(hreq)
 	if err != nil {
 		err = classify(ctx, err)
-		c.log.DebugContext(ctx, "fetch failed", "url", req.URL, "error", err)
+		c.log.DebugContext(ctx, "fetch failed", "url", logsafe.URL(req.URL), "error", err)
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -229,7 +233,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	body, truncated, decoded, err := c.readBody(resp, c.opts.MaxBodyBytes)
 	if err != nil {
 		err = classify(ctx, err)
-		c.log.DebugContext(ctx, "fetch body failed", "url", req.URL, "error", err)
+		c.log.DebugContext(ctx, "fetch body failed", "url", logsafe.URL(req.URL), "error", err)
 		return nil, err
 	}
 	if decoded {

@@ -21,6 +21,8 @@ import (
 
 	"github.com/andybalholm/brotli"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/firegate/firegate/internal/netguard"
 )
 
 // testWriter sends log lines to t.Log.
@@ -271,9 +273,12 @@ func TestDoGuard(t *testing.T) {
 	t.Cleanup(public.Close)
 	publicPort := netip.MustParseAddrPort(public.Listener.Addr().String()).Port()
 
-	c := newTestClient(t, Options{AllowPrivate: false})
 	// Pretend the "public" test server is a public address.
-	c.guard.permit = func(ap netip.AddrPort) bool { return ap.Port() == publicPort }
+	policy, err := netguard.New(netguard.Options{Permit: func(ap netip.AddrPort) bool { return ap.Port() == publicPort }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newTestClient(t, Options{Policy: policy})
 
 	tests := []struct {
 		name    string
@@ -303,54 +308,6 @@ func TestDoGuard(t *testing.T) {
 	}
 	if privateHits != 0 {
 		t.Errorf("private server was reached %d times", privateHits)
-	}
-}
-
-func TestPublicAddr(t *testing.T) {
-	t.Parallel()
-	g := newGuard(false)
-	tests := []struct {
-		addr string
-		want bool
-	}{
-		{"93.184.216.34", true},
-		{"8.8.8.8", true},
-		{"2606:4700::1111", true},
-		{"127.0.0.1", false},
-		{"127.5.5.5", false},
-		{"10.1.2.3", false},
-		{"172.16.0.1", false},
-		{"172.31.255.255", false},
-		{"172.32.0.1", true},
-		{"192.168.1.1", false},
-		{"169.254.169.254", false},
-		{"169.254.1.1", false},
-		{"100.64.0.1", false},
-		{"100.127.255.255", false},
-		{"100.128.0.1", true},
-		{"0.0.0.0", false},
-		{"0.1.2.3", false},
-		{"224.0.0.1", false},
-		{"239.255.255.250", false},
-		{"255.255.255.255", false},
-		{"::", false},
-		{"::1", false},
-		{"fe80::1", false},
-		{"fc00::1", false},
-		{"fd00:ec2::254", false},
-		{"ff02::1", false},
-		{"::ffff:127.0.0.1", false},
-		{"::ffff:10.0.0.1", false},
-		{"::ffff:8.8.8.8", true},
-		{"::127.0.0.1", false},
-		{"fec0::1", false},
-		{"64:ff9b::a00:1", false},  // NAT64 of 10.0.0.1
-		{"64:ff9b::808:808", true}, // NAT64 of 8.8.8.8
-	}
-	for _, tt := range tests {
-		if got := g.publicAddr(netip.MustParseAddr(tt.addr)); got != tt.want {
-			t.Errorf("publicAddr(%s) = %v, want %v", tt.addr, got, tt.want)
-		}
 	}
 }
 

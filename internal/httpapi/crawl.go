@@ -18,6 +18,7 @@ import (
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/webhook"
 )
@@ -235,7 +236,7 @@ func logURL(u string, zdr bool) string {
 	if zdr {
 		return ""
 	}
-	return u
+	return logsafe.URL(u)
 }
 
 // crawlEcho is the crawler options as GET /v2/crawl/active shows them.

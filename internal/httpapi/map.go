@@ -13,6 +13,7 @@ import (
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/logsafe"
 )
 
 // Mapper lists the URLs of a site for POST /v2/map; *crawl.Mapper
@@ -237,7 +238,7 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) error {
 		links = []crawl.Link{}
 	}
 	s.log.InfoContext(ctx, "map done", "request_id", requestIDFrom(ctx), "team_id", team.ID,
-		"url", req.Options.URL, "links", len(links))
+		"url", logsafe.URL(req.Options.URL), "links", len(links))
 	writeJSON(w, http.StatusOK, mapResponse{Success: true, ID: id.String(), Links: links, Warning: res.Warning})
 	return nil
 }

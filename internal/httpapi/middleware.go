@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/logsafe"
 )
 
 type ctxKey int
@@ -65,7 +66,7 @@ func noteTeam(ctx context.Context, teamID string) {
 // the access log. Callers skip it when zero data retention was requested.
 func noteTargetURL(ctx context.Context, u string) {
 	if ri, ok := ctx.Value(ctxRequestID).(*requestInfo); ok {
-		ri.url = u
+		ri.url = logsafe.URL(u)
 	}
 }
 

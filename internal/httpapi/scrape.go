@@ -12,6 +12,7 @@ import (
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/logsafe"
 
 	"github.com/firegate/firegate/internal/scrape"
 )
@@ -68,7 +69,7 @@ func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
 	if !opts.ZeroDataRetention && !opts.Lockdown {
 		s.results.put(ctx, doc.Metadata.ScrapeID, team.ID, data)
 		s.log.InfoContext(ctx, "scrape done", "request_id", requestIDFrom(ctx), "team_id", team.ID,
-			"url", opts.URL, "status_code", doc.Metadata.StatusCode, "cache_state", doc.Metadata.CacheState)
+			"url", logsafe.URL(opts.URL), "status_code", doc.Metadata.StatusCode, "cache_state", doc.Metadata.CacheState)
 	}
 	writeData(w, data)
 	return nil

@@ -51,6 +51,7 @@ func prefersBrowser(o *Options) bool {
 func (e *Engine) renderInBrowser(ctx context.Context, o *Options) (*fetch.Response, *browser.Result, error) {
 	req := browser.Request{
 		URL:           o.URL,
+		Team:          o.TeamID,
 		Headers:       o.Headers,
 		Mobile:        o.Mobile,
 		Languages:     o.Location.Languages,

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/firegate/firegate/internal/netguard"
 )
 
 // DefaultTimeout bounds one delivery when Options.Timeout is zero: the
@@ -83,9 +85,12 @@ type Options struct {
 	// Timeout bounds one delivery, from dialling to reading the status.
 	// Zero means DefaultTimeout.
 	Timeout time.Duration
-	// AllowPrivate admits loopback, private, link-local and metadata
-	// targets (ALLOW_PRIVATE_TARGETS). When false they are refused at dial
-	// time with ErrBlocked.
+	// Policy decides which addresses may be dialled (at dial time, after
+	// its own lookup); refusals are ErrBlocked. Nil means one built from
+	// AllowPrivate.
+	Policy *netguard.Policy
+	// AllowPrivate, when Policy is nil, admits every address; false
+	// refuses what is not globally reachable.
 	AllowPrivate bool
 	// UserAgent is the User-Agent header; empty means DefaultUserAgent. A
 	// User-Agent in the spec's headers wins.
@@ -113,13 +118,14 @@ func NewSender(opts Options, log *slog.Logger) *Sender {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
-	if !opts.AllowPrivate {
-		d.ControlContext = newDialGuard().control
+	policy := opts.Policy
+	if policy == nil {
+		policy, _ = netguard.New(netguard.Options{AllowAll: opts.AllowPrivate}) // no Allow entries: cannot fail
 	}
+	d := &netguard.Dialer{Policy: policy, Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
 		Proxy:                  nil, // a proxy would dial on our behalf, past the guard
-		DialContext:            d.DialContext,
+		DialContext:            guardedDial(d),
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           256,
 		MaxIdleConnsPerHost:    16,
@@ -240,8 +246,8 @@ func classify(ctx context.Context, err error, host string) *Error {
 	}
 	switch {
 	case errors.Is(err, ErrBlocked):
-		if be, ok := errors.AsType[*blockedError](err); ok {
-			return &Error{Permanent: true, Err: fmt.Errorf("%w: %s resolved to %s", ErrBlocked, host, be.addr)}
+		if be, ok := errors.AsType[*netguard.BlockedError](err); ok && be.Addr.IsValid() {
+			return &Error{Permanent: true, Err: fmt.Errorf("%w: %s resolved to %s", ErrBlocked, host, be.Addr)}
 		}
 		return &Error{Permanent: true, Err: fmt.Errorf("%w: %s: %w", ErrBlocked, host, err)}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
