@@ -84,6 +84,11 @@ type site struct {
 }
 
 func newSite(tb testing.TB, pages map[string]string, extra map[string]http.HandlerFunc) *site {
+	return newSiteOn(tb, nil, pages, extra)
+}
+
+// newSiteOn is newSite on a listener of the caller's (nil: 127.0.0.1:0).
+func newSiteOn(tb testing.TB, ln net.Listener, pages map[string]string, extra map[string]http.HandlerFunc) *site {
 	s := &site{hits: map[string]int{}, reqs: map[string]*http.Request{}}
 	mux := http.NewServeMux()
 	for path, body := range pages {
@@ -95,13 +100,18 @@ func newSite(tb testing.TB, pages map[string]string, extra map[string]http.Handl
 	for path, h := range extra {
 		mux.HandleFunc(path, h)
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.hits[r.URL.Path]++
 		s.reqs[r.URL.Path] = r.Clone(context.WithoutCancel(r.Context()))
 		s.mu.Unlock()
 		mux.ServeHTTP(w, r)
 	}))
+	if ln != nil {
+		s.Server.Listener.Close()
+		s.Server.Listener = ln
+	}
+	s.Server.Start()
 	tb.Cleanup(s.Close)
 	return s
 }

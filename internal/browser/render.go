@@ -156,17 +156,20 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	defer stop()
 	fail := func(stage string, err error) error { return p.runError(ctx, inst, stage, err) }
 
+	// Every request of the page pauses in the Fetch domain: the guard's
+	// early refusal, headers for the target only, and authentication
+	// challenges cancelled (the 401 page is the answer; Chrome never
+	// prompts or keeps credentials).
 	g := newGuard(p.policy, p.adHosts, req.BlockAds)
 	sc := newScope(req)
-	if g.active() || sc.active() {
-		wait := p.guardRequests(runCtx, t, g, sc, tr)
-		defer func() { cancelRun(); wait() }()
-		tb.onReset(fetch.CommandDisable, nil)
-		if _, err := cdp.Call(runCtx, t, fetch.Enable, fetch.EnableParams{
-			Patterns: []*fetch.RequestPattern{{URLPattern: "*"}},
-		}); err != nil {
-			return nil, fail("enable request guard", err)
-		}
+	wait := p.guardRequests(runCtx, t, g, sc, tr)
+	defer func() { cancelRun(); wait() }()
+	tb.onReset(fetch.CommandDisable, nil)
+	if _, err := cdp.Call(runCtx, t, fetch.Enable, fetch.EnableParams{
+		Patterns:           []*fetch.RequestPattern{{URLPattern: "*"}},
+		HandleAuthRequests: new(true),
+	}); err != nil {
+		return nil, fail("enable request guard", err)
 	}
 	answerDialogs(runCtx, t)
 	env, err := p.setup(runCtx, inst, sl.id, tb, req)
@@ -364,6 +367,7 @@ func acceptLanguage(langs []string) string {
 // which stop when ctx ends.
 func (p *Pool) guardRequests(ctx context.Context, t *chromedp.Target, g *guard, sc *scope, tr *tracker) func() {
 	events := cdp.Events(ctx, t, fetch.RequestPaused)
+	auths := cdp.Events(ctx, t, fetch.AuthRequired)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for ev, err := range events {
@@ -371,6 +375,19 @@ func (p *Pool) guardRequests(ctx context.Context, t *chromedp.Target, g *guard, 
 				return
 			}
 			wg.Go(func() { p.decide(ctx, t, g, sc, tr, ev) })
+		}
+	})
+	wg.Go(func() {
+		for ev, err := range auths {
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				_, _ = cdp.Call(ctx, t, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{
+					RequestID:             ev.RequestID,
+					AuthChallengeResponse: &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseCancelAuth},
+				})
+			})
 		}
 	})
 	return wg.Wait
