@@ -105,6 +105,9 @@ type Pool struct {
 	// refused remembers the hosts the proxy recently refused, to name a
 	// failed navigation.
 	refused refusals
+	// direct makes a local Chrome connect by itself, without the proxy:
+	// only benchmarks set it, to measure what the proxy costs.
+	direct bool
 
 	mu     sync.Mutex
 	inst   *instance
@@ -157,7 +160,7 @@ func New(opts Options, log *slog.Logger) *Pool {
 // startProxy starts the guarded proxy once per Pool; it outlives Chrome
 // restarts. p.mu is held.
 func (p *Pool) startProxy() error {
-	if p.proxy != nil {
+	if p.proxy != nil || p.direct {
 		return nil
 	}
 	if p.opts.RemoteURL != "" && p.opts.ProxyURL == "" {
@@ -285,7 +288,7 @@ func (p *Pool) stop(inst *instance) error {
 	if p.opts.RemoteURL != "" {
 		// A remote Chrome keeps running: leave nothing of ours in it.
 		for _, s := range inst.slots.drain() {
-			p.dropSlot(inst.ctx, inst, s)
+			p.disposeSlot(inst.ctx, inst, s)
 		}
 	}
 	if inst.ctx.Err() == nil {
@@ -369,7 +372,11 @@ func proxyFlags(proxyURL string) []chromedp.ExecAllocatorOption {
 }
 
 // chromeFlags are the flags of a local Chrome. Never --single-process or
-// --no-zygote: they crash this Chromium. Site isolation is off so that
+// --no-zygote: they crash this Chromium. Pages of one site in one browser
+// context share a renderer process (process-per-site) and the GPU thread
+// runs in the browser process: measured with cmd/browserbench, they take
+// the browser path at concurrency 8 from 10 to 3-7 renderer processes and
+// about a quarter of its memory off. Site isolation is off so that
 // cross-site iframes stay in the page's process, where the request guard
 // sees their requests. The back/forward cache would keep the page a reused
 // tab left alive; the omnibox WebUI features preload a renderer per window
@@ -406,6 +413,8 @@ func chromeFlags() []chromedp.ExecAllocatorOption {
 		chromedp.Flag("mute-audio", true),
 		chromedp.Flag("force-color-profile", "srgb"),
 		chromedp.Flag("renderer-process-limit", "2"),
+		chromedp.Flag("process-per-site", true),
+		chromedp.Flag("in-process-gpu", true),
 	}
 }
 

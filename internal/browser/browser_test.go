@@ -517,10 +517,17 @@ func TestRenderLeavesNoTargets(t *testing.T) {
 	p.mu.Lock()
 	inst := p.inst
 	p.mu.Unlock()
-	slots := inst.slots.count()
-	// The first tab of the browser, and per slot its anchor and the tab
-	// opened for the next render.
-	want := 1 + 2*slots
+	// The first tab of the browser, and per slot its anchor and its idle
+	// tabs.
+	inst.slots.mu.Lock()
+	slots, want := len(inst.slots.all), 1
+	for _, s := range inst.slots.all {
+		want += 1 + len(s.idle)
+		if len(s.idle) != len(s.tabs) {
+			t.Errorf("slot has %d idle tabs but %d open", len(s.idle), len(s.tabs))
+		}
+	}
+	inst.slots.mu.Unlock()
 	pages, all, contexts := quietTargets(t, p, want)
 	if pages != want || contexts != slots || slots > inst.slots.max {
 		t.Errorf("after %d renders: %d page targets (want %d), %d browser contexts for %d slots (max %d), %d targets in all",
@@ -622,11 +629,12 @@ window.name = 'seen';
 		p.mu.Lock()
 		inst := p.inst
 		p.mu.Unlock()
-		idle := inst.slots.drain()
-		id := idle[0].next.t.TargetID
-		for _, s := range idle {
-			inst.slots.put(s)
+		var id target.ID
+		inst.slots.mu.Lock()
+		if all := inst.slots.all; len(all) == 1 && len(all[0].idle) == 1 {
+			id = all[0].idle[0].t.TargetID
 		}
+		inst.slots.mu.Unlock()
 		_, rest, _ := strings.Cut(res.HTML, `<pre id="probe">`)
 		body, _, _ := strings.Cut(rest, "</pre>")
 		return html.UnescapeString(body), id

@@ -139,7 +139,7 @@ func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
 // render does one attempt of Render on inst.
 func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Result, err error) {
 	start := time.Now()
-	sl, tb, err := p.takeTab(ctx, inst, req.Team)
+	sl, tb, err := p.takeTab(ctx, inst, req.Team, carriesState(req))
 	if err != nil {
 		return nil, p.runError(ctx, inst, "open tab", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,19 +22,27 @@ import (
 // Tabs and browser contexts.
 //
 // A render uses a tab (target) in a browser context (its own cookies,
-// storage and cache) that no other render uses at the same time. Opening a
-// browser context costs a new window, which is several times the cost of a
-// tab, so contexts are kept in slots: a slot is a context whose window is
-// held open by an idle anchor tab, and a tab for the next render. After a
-// render succeeds, its tab is reset (about:blank, no history, what the
-// render set on the tab undone), the slot's cookies and the storage of every
-// origin the page touched are cleared, and the slot, tab included, goes back
-// to the free list. Opening a tab costs Chrome more than the rest of a
-// render of a small page, so a tab is reused as long as nothing ties it to
-// the last render: a page that wrote session storage (which belongs to the
-// tab, and which clearing an origin's data is not documented to cover) gets
-// its tab closed and the next one opened ahead of time. A slot is disposed of (with everything in it) after a
-// failed render, after recycleAfter renders, or when cleaning fails.
+// storage, cache, HTTP auth, service workers and permissions). A browser
+// context belongs to one team and never serves another team's render:
+// nothing one team's page leaves in it can reach another team. Renders of
+// one team share its context, each in a tab of its own, so that they share
+// Chrome's renderer processes too (a process never serves two contexts;
+// one context per render cost a renderer per render in flight). A render
+// that carries state (a profile, or cookies given in its headers) gets a
+// context of its own for its duration.
+//
+// Opening a browser context costs a new window, so contexts are kept: a
+// slot is a context whose window is held open by an idle anchor tab, with
+// tabs reset and kept for the next renders. After a render succeeds, its
+// tab is reset (about:blank, no history, what the render set on the tab
+// undone), the storage of every origin the page touched is cleared, and
+// the context's cookies when no other render is in it; the tab goes back to
+// the slot. A page that wrote session storage (which belongs to the tab)
+// gets its tab closed instead. After a failed render the tab is closed and
+// the slot retired: it takes no new render and is disposed of, with
+// everything in it, when its last render ends; so is a slot that served
+// recycleAfter renders. A team's slot is also disposed of to make room for
+// another team's when the maximum of contexts is reached.
 
 // tabOpenTimeout bounds opening a tab or a slot.
 const tabOpenTimeout = 15 * time.Second
@@ -44,13 +53,18 @@ const closeTimeout = 5 * time.Second
 // recycleAfter is how many renders a slot serves before it is replaced.
 const recycleAfter = 100
 
-// slot is a browser context with a window kept open by an anchor tab.
+// slot is a browser context of one team with a window kept open by an
+// anchor tab. Its mutable fields are guarded by the slots' mutex.
 type slot struct {
-	team   string // the only team whose renders use it
-	id     cdp.BrowserContextID
-	anchor target.ID
-	uses   int
-	next   *tab // opened ahead for the next render, or nil
+	team      string
+	exclusive bool // serves one render at a time (a render with state)
+	id        cdp.BrowserContextID
+	anchor    target.ID
+	uses      int
+	active    int                // renders in it now
+	retired   bool               // takes no new render; disposed of when active is 0
+	idle      []*tab             // reset tabs ready for a render
+	tabs      map[target.ID]bool // every open tab of the slot but the anchor
 }
 
 // tab is a target in a slot, used by one render at a time.
@@ -59,6 +73,7 @@ type tab struct {
 	cancel context.CancelFunc
 	t      *chromedp.Target
 	tr     *tracker
+	slot   *slot // the slot it was opened in
 	// undo holds the commands that undo what the current render set on
 	// the tab (interception, scripts, emulation); resetTab runs them.
 	undo []tabCall
@@ -76,7 +91,7 @@ func (tb *tab) onReset(method string, params any) {
 }
 
 // newSlot creates a browser context and its anchor window.
-func (p *Pool) newSlot(ctx context.Context, inst *instance, team string) (*slot, error) {
+func (p *Pool) newSlot(ctx context.Context, inst *instance, team string, exclusive bool) (*slot, error) {
 	octx, cancel := context.WithTimeout(ctx, tabOpenTimeout)
 	defer cancel()
 	b := chromedp.FromContext(inst.ctx).Browser
@@ -98,52 +113,42 @@ func (p *Pool) newSlot(ctx context.Context, inst *instance, team string) (*slot,
 		p.disposeContext(ctx, inst, bc.BrowserContextID)
 		return nil, fmt.Errorf("create anchor tab: %w", err)
 	}
-	return &slot{team: team, id: bc.BrowserContextID, anchor: anchor.TargetID}, nil
+	return &slot{team: team, exclusive: exclusive, id: bc.BrowserContextID, anchor: anchor.TargetID, tabs: map[target.ID]bool{}}, nil
 }
 
-// slots holds an instance's idle slots. A slot belongs to the team whose
-// render created it and serves only that team's renders: nothing a render
-// leaves in a browser context (cookies, storage, HTTP auth, service
-// workers, permissions) can reach another team's render.
+// slots holds an instance's browser contexts.
 type slots struct {
 	mu   sync.Mutex
-	idle []*slot
-	n    int // slots that exist, idle or in use
+	all  []*slot
 	max  int
-	wake chan struct{} // a slot went back to idle
+	wake chan struct{} // a render left a slot
 }
 
 func newSlots(max int) *slots {
 	return &slots{max: max, wake: make(chan struct{}, 1)}
 }
 
-// put returns a slot to the idle list.
-func (ss *slots) put(s *slot) {
-	ss.mu.Lock()
-	ss.idle = append(ss.idle, s)
-	ss.mu.Unlock()
+// signal wakes a waiter; ss.mu need not be held.
+func (ss *slots) signal() {
 	select {
 	case ss.wake <- struct{}{}:
 	default:
 	}
 }
 
-// passWake wakes another waiter when idle slots are left; ss.mu is held.
-func (ss *slots) passWake() {
-	if len(ss.idle) > 0 {
-		select {
-		case ss.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// drain removes and returns every idle slot.
+// drain removes and returns every slot no render uses.
 func (ss *slots) drain() []*slot {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	out := ss.idle
-	ss.idle = nil
+	var out, keep []*slot
+	for _, s := range ss.all {
+		if s.active == 0 {
+			out = append(out, s)
+		} else {
+			keep = append(keep, s)
+		}
+	}
+	ss.all = keep
 	return out
 }
 
@@ -151,75 +156,128 @@ func (ss *slots) drain() []*slot {
 func (ss *slots) count() int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.n
+	return len(ss.all)
 }
 
-// takeSlot returns an idle slot of the team, or a new one when fewer than
-// the maximum exist; at the maximum, another team's idle slot is disposed
-// of to make room, else it waits for one.
-func (p *Pool) takeSlot(ctx context.Context, inst *instance, team string) (*slot, error) {
+// remove forgets s; ss.mu is held.
+func (ss *slots) remove(s *slot) {
+	if i := slices.Index(ss.all, s); i >= 0 {
+		ss.all = slices.Delete(ss.all, i, i+1)
+	}
+}
+
+// placeholder marks a slot being created: it counts against the maximum.
+var placeholder = &slot{retired: true, active: 1}
+
+// takeTab returns a slot of the team and a tab in it: the team's shared
+// slot (or, when exclusive, an idle slot of its own) with an idle tab or a
+// new one. Without a slot for it, one is created; at the maximum, an idle
+// slot of another team is disposed of to make room, or it waits.
+func (p *Pool) takeTab(ctx context.Context, inst *instance, team string, exclusive bool) (*slot, *tab, error) {
 	ss := inst.slots
 	for {
 		ss.mu.Lock()
-		for i := len(ss.idle) - 1; i >= 0; i-- {
-			if s := ss.idle[i]; s.team == team {
-				ss.idle = append(ss.idle[:i], ss.idle[i+1:]...)
-				ss.passWake()
+		var use, evict *slot
+		for _, s := range ss.all {
+			if s.team == team && s.exclusive == exclusive && !s.retired && (!exclusive || s.active == 0) {
+				use = s
+				break
+			}
+		}
+		if use == nil && len(ss.all) >= ss.max {
+			for _, s := range ss.all {
+				if s.active == 0 && s != placeholder {
+					evict = s
+					break
+				}
+			}
+			if evict == nil {
 				ss.mu.Unlock()
-				return s, nil
+				select {
+				case <-ss.wake:
+					continue
+				case <-ctx.Done():
+					return nil, nil, ctx.Err()
+				case <-inst.ctx.Done():
+					return nil, nil, inst.ctx.Err()
+				}
 			}
+			ss.remove(evict)
 		}
-		var evict *slot
-		switch {
-		case ss.n < ss.max:
-			ss.n++
-		case len(ss.idle) > 0:
-			evict = ss.idle[0]
-			ss.idle = ss.idle[1:]
-			ss.passWake()
-		default:
+		if use != nil {
+			use.active++
+			var tb *tab
+			if n := len(use.idle); n > 0 {
+				tb, use.idle = use.idle[n-1], use.idle[:n-1]
+			}
 			ss.mu.Unlock()
-			select {
-			case <-ss.wake:
-				continue
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-inst.ctx.Done():
-				return nil, inst.ctx.Err()
+			if tb != nil && tb.ctx.Err() == nil {
+				return use, tb, nil
 			}
+			if tb != nil {
+				p.closeTab(ctx, inst, tb)
+			}
+			tb, err := p.openTab(ctx, inst, use)
+			if err != nil {
+				p.leave(ctx, inst, use, false)
+				return nil, nil, err
+			}
+			return use, tb, nil
 		}
+		// Create a slot; a placeholder holds its place meanwhile.
+		ss.all = append(ss.all, placeholder)
 		ss.mu.Unlock()
 		if evict != nil {
 			p.disposeSlot(ctx, inst, evict)
 		}
-		s, err := p.newSlot(ctx, inst, team)
-		if err != nil {
-			ss.mu.Lock()
-			ss.n--
-			ss.mu.Unlock()
+		s, err := p.newSlot(ctx, inst, team, exclusive)
+		ss.mu.Lock()
+		ss.remove(placeholder)
+		if err == nil {
+			s.active = 1
+			ss.all = append(ss.all, s)
 		}
-		return s, err
+		ss.mu.Unlock()
+		ss.signal()
+		if err != nil {
+			return nil, nil, err
+		}
+		tb, err := p.openTab(ctx, inst, s)
+		if err != nil {
+			p.leave(ctx, inst, s, false)
+			return nil, nil, err
+		}
+		return s, tb, nil
 	}
 }
 
-// dropSlot disposes of a slot and forgets it.
-func (p *Pool) dropSlot(ctx context.Context, inst *instance, s *slot) {
-	p.disposeSlot(ctx, inst, s)
-	inst.slots.mu.Lock()
-	inst.slots.n--
-	inst.slots.mu.Unlock()
-	select {
-	case inst.slots.wake <- struct{}{}:
-	default:
+// leave ends a render's use of a slot; a failed render retires it. The
+// last render out of a retired or used-up slot disposes of it.
+func (p *Pool) leave(ctx context.Context, inst *instance, s *slot, ok bool) {
+	ss := inst.slots
+	ss.mu.Lock()
+	s.active--
+	s.uses++
+	if !ok || s.uses >= recycleAfter || inst.ctx.Err() != nil {
+		s.retired = true
 	}
+	dispose := s.retired && s.active == 0
+	if dispose {
+		ss.remove(s)
+	}
+	ss.mu.Unlock()
+	if dispose {
+		p.disposeSlot(ctx, inst, s)
+	}
+	ss.signal()
 }
 
 // disposeSlot disposes of a slot's browser context, closing its tabs.
 func (p *Pool) disposeSlot(ctx context.Context, inst *instance, s *slot) {
-	if s.next != nil {
-		p.closeTab(ctx, inst, s.next)
-		s.next = nil
+	for _, tb := range s.idle {
+		p.closeTab(ctx, inst, tb)
 	}
+	s.idle = nil
 	p.disposeContext(ctx, inst, s.id)
 }
 
@@ -270,6 +328,10 @@ func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, erro
 	}
 	tb.t = t
 	tr.mainFrame = cdp.FrameID(t.TargetID)
+	tb.slot = s
+	inst.slots.mu.Lock()
+	s.tabs[t.TargetID] = true
+	inst.slots.mu.Unlock()
 	return tb, nil
 }
 
@@ -303,6 +365,11 @@ func prepareTab(ctx context.Context, t *chromedp.Target) error {
 
 // closeTab closes a tab (chromedp.Cancel), logging a failure.
 func (p *Pool) closeTab(ctx context.Context, inst *instance, tb *tab) {
+	if tb.slot != nil && tb.t != nil {
+		inst.slots.mu.Lock()
+		delete(tb.slot.tabs, tb.t.TargetID)
+		inst.slots.mu.Unlock()
+	}
 	err := chromedp.Cancel(tb.ctx)
 	tb.cancel()
 	if err != nil && inst.ctx.Err() == nil && !errors.Is(err, context.Canceled) {
@@ -310,34 +377,12 @@ func (p *Pool) closeTab(ctx context.Context, inst *instance, tb *tab) {
 	}
 }
 
-// takeTab returns a slot and a fresh tab in it: the one opened ahead, or a
-// new one.
-func (p *Pool) takeTab(ctx context.Context, inst *instance, team string) (*slot, *tab, error) {
-	s, err := p.takeSlot(ctx, inst, team)
-	if err != nil {
-		return nil, nil, err
-	}
-	if tb := s.next; tb != nil {
-		s.next = nil
-		if tb.ctx.Err() == nil {
-			return s, tb, nil
-		}
-		p.closeTab(ctx, inst, tb)
-	}
-	tb, err := p.openTab(ctx, inst, s)
-	if err != nil {
-		p.dropSlot(ctx, inst, s)
-		return nil, nil, err
-	}
-	return s, tb, nil
-}
-
-// releaseTab ends a render's use of its tab: after a successful render it
-// cleans the slot and keeps it, with the tab reset for the next render (or
-// a new one opened ahead); otherwise it disposes of the slot.
+// releaseTab ends a render's use of its tab: after a successful render
+// the tab is reset and kept in the slot (or closed, when session storage
+// ties it to the page), and the slot is cleaned; a failed render closes
+// the tab and retires the slot.
 func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab, ok bool) {
-	s.uses++
-	keep := ok && s.uses < recycleAfter && inst.ctx.Err() == nil
+	keep := ok && inst.ctx.Err() == nil
 	// The page goes first, so that it cannot store anything after the
 	// cleaning.
 	reuse := keep && tb.tr.reusable()
@@ -354,28 +399,18 @@ func (p *Pool) releaseTab(ctx context.Context, inst *instance, s *slot, tb *tab,
 			if inst.ctx.Err() == nil {
 				p.log.WarnContext(ctx, "clear browser context", "err", err)
 			}
-			keep = false
+			keep, reuse = false, false
 		}
 	}
-	if keep && reuse {
+	if reuse {
 		tb.tr.reset()
-		s.next = tb
-		inst.slots.put(s)
-		return
+		inst.slots.mu.Lock()
+		s.idle = append(s.idle, tb)
+		inst.slots.mu.Unlock()
+	} else {
+		p.closeTab(ctx, inst, tb)
 	}
-	p.closeTab(ctx, inst, tb)
-	if keep {
-		next, err := p.openTab(ctx, inst, s)
-		if err == nil {
-			s.next = next
-			inst.slots.put(s)
-			return
-		}
-		if inst.ctx.Err() == nil {
-			p.log.WarnContext(ctx, "open next tab", "err", err)
-		}
-	}
-	p.dropSlot(ctx, inst, s)
+	p.leave(ctx, inst, s, keep)
 }
 
 // resetTab makes a used tab as good as a new one, but for its session
@@ -445,10 +480,16 @@ func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab)
 	if err != nil {
 		return fmt.Errorf("list targets: %w", err)
 	}
+	inst.slots.mu.Lock()
+	var popup string
 	for _, in := range infos.TargetInfos {
-		if in.Type == "page" && in.BrowserContextID == s.id && in.TargetID != s.anchor && in.TargetID != tb.t.TargetID {
-			return fmt.Errorf("the page opened another window (%s)", in.URL)
+		if in.Type == "page" && in.BrowserContextID == s.id && in.TargetID != s.anchor && !s.tabs[in.TargetID] {
+			popup = in.URL
 		}
+	}
+	inst.slots.mu.Unlock()
+	if popup != "" {
+		return fmt.Errorf("a page opened another window (%s)", redactURL(popup))
 	}
 	var errs []error
 	for _, origin := range tb.tr.visited() {
@@ -456,8 +497,15 @@ func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab)
 			errs = append(errs, fmt.Errorf("clear %s: %w", origin, err))
 		}
 	}
-	if _, err := cdp.Call(cctx, b, storage.ClearCookies, storage.ClearCookiesParams{BrowserContextID: s.id}); err != nil {
-		errs = append(errs, fmt.Errorf("clear cookies: %w", err))
+	// Cookies of the whole context go when no other render of the team
+	// is in it (the origins' cookies went with their data above).
+	inst.slots.mu.Lock()
+	alone := s.active == 1
+	inst.slots.mu.Unlock()
+	if alone {
+		if _, err := cdp.Call(cctx, b, storage.ClearCookies, storage.ClearCookiesParams{BrowserContextID: s.id}); err != nil {
+			errs = append(errs, fmt.Errorf("clear cookies: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }
