@@ -509,6 +509,9 @@ func TestK8sConfig(t *testing.T) {
 	for name, d := range m.deployments {
 		for _, c := range d.Spec.Template.Spec.Containers {
 			for _, e := range c.Env {
+				if e.Name == "POD_IP" && e.ValueFrom != nil {
+					continue // only expanded into BROWSER_PROXY_URL
+				}
 				if !known[e.Name] {
 					t.Errorf("%s/%s sets %s, which the server does not read", name, c.Name, e.Name)
 				} else if err := CheckValueLike(ex[e.Name].Value, e.Value); isFiregate(c) && err != nil {
@@ -635,17 +638,52 @@ func TestK8sChromeNetworkPolicy(t *testing.T) {
 			}
 		}
 	}
-	for _, cidr := range []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16"} {
-		blocked := false
-		for _, rule := range np.Spec.Egress {
-			for _, peer := range rule.To {
-				if peer.IPBlock != nil && slices.Contains(peer.IPBlock.Except, cidr) {
-					blocked = true
+	// Chrome's only way out is the firegate pods' guarded proxy.
+	if len(np.Spec.Egress) == 0 {
+		t.Errorf("NetworkPolicy %s admits no egress: Chrome cannot reach the proxy", np.Name)
+	}
+	for _, rule := range np.Spec.Egress {
+		if len(rule.To) == 0 {
+			t.Errorf("NetworkPolicy %s admits egress anywhere", np.Name)
+		}
+		for _, peer := range rule.To {
+			if peer.IPBlock != nil || peer.PodSelector == nil {
+				t.Errorf("NetworkPolicy %s admits egress to a peer that is not a pod selector", np.Name)
+				continue
+			}
+			sel, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range m.deployments {
+				if sel.Matches(labels.Set(d.Spec.Template.Labels)) != slices.ContainsFunc(d.Spec.Template.Spec.Containers, isFiregate) {
+					t.Errorf("NetworkPolicy %s: egress to Deployment %s wrong", np.Name, d.Name)
 				}
 			}
 		}
-		if !blocked {
-			t.Errorf("NetworkPolicy %s does not keep Chrome from %s", np.Name, cidr)
+		if len(rule.Ports) != 1 || rule.Ports[0].Port == nil || rule.Ports[0].Port.IntValue() != 3128 {
+			t.Errorf("NetworkPolicy %s: egress ports %v, want only the proxy's 3128", np.Name, rule.Ports)
+		}
+	}
+	// Each firegate Deployment runs the proxy where Chrome reaches it.
+	for _, d := range m.deployments {
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if !isFiregate(c) {
+				continue
+			}
+			env := map[string]string{}
+			for _, e := range c.Env {
+				env[e.Name] = e.Value
+			}
+			if env["BROWSER_PROXY_LISTEN"] != "0.0.0.0:3128" || env["BROWSER_PROXY_URL"] != "http://$(POD_IP):3128" {
+				t.Errorf("Deployment %s: BROWSER_PROXY_LISTEN %q, BROWSER_PROXY_URL %q", d.Name, env["BROWSER_PROXY_LISTEN"], env["BROWSER_PROXY_URL"])
+			}
+			podIP := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "POD_IP" })
+			url := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "BROWSER_PROXY_URL" })
+			if podIP < 0 || podIP > url || c.Env[podIP].ValueFrom == nil || c.Env[podIP].ValueFrom.FieldRef == nil ||
+				c.Env[podIP].ValueFrom.FieldRef.FieldPath != "status.podIP" {
+				t.Errorf("Deployment %s: POD_IP must come from status.podIP before BROWSER_PROXY_URL", d.Name)
+			}
 		}
 	}
 }

@@ -517,12 +517,11 @@ func TestRenderLeavesNoTargets(t *testing.T) {
 	p.mu.Lock()
 	inst := p.inst
 	p.mu.Unlock()
-	// The first tab of the browser, and per slot its anchor and its idle
-	// tabs.
+	// The first tab of the browser, and per slot its idle tabs.
 	inst.slots.mu.Lock()
 	slots, want := len(inst.slots.all), 1
 	for _, s := range inst.slots.all {
-		want += 1 + len(s.idle)
+		want += len(s.idle)
 		if len(s.idle) != len(s.tabs) {
 			t.Errorf("slot has %d idle tabs but %d open", len(s.idle), len(s.tabs))
 		}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/netguard/netguardtest"
@@ -352,5 +354,35 @@ func TestHeadersOnlyToTarget(t *testing.T) {
 		if v := third.Header.Get(h); v != "" {
 			t.Errorf("third-party request carried %s: %q", h, v)
 		}
+	}
+}
+
+// TestWebSocketThroughProxy: a page's WebSocket to an allowed host works
+// through the guarded proxy (the upgrade is carried both ways).
+func TestWebSocketThroughProxy(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{
+		"/": `<html><body><p id="out">waiting</p><script>
+const ws = new WebSocket("ws://" + location.host + "/ws");
+ws.onmessage = (e) => { document.getElementById("out").textContent = "ws:" + e.data; ws.send("bye"); };
+</script></body></html>`,
+	}, map[string]http.HandlerFunc{
+		"/ws": func(w http.ResponseWriter, r *http.Request) {
+			c, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer c.CloseNow()
+			_ = c.Write(r.Context(), websocket.MessageText, []byte("hello over the proxy"))
+			_, _, _ = c.Read(r.Context())
+		},
+	})
+	res, err := p.Render(testCtx(t, 30*time.Second), Request{URL: s.URL + "/", WaitFor: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.HTML, "ws:hello over the proxy") {
+		t.Errorf("page did not get the WebSocket message: %q", between(res.HTML, `<p id="out">`, "</p>"))
 	}
 }

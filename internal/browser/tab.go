@@ -31,9 +31,10 @@ import (
 // that carries state (a profile, or cookies given in its headers) gets a
 // context of its own for its duration.
 //
-// Opening a browser context costs a new window, so contexts are kept: a
-// slot is a context whose window is held open by an idle anchor tab, with
-// tabs reset and kept for the next renders. After a render succeeds, its
+// Contexts are kept: a slot is a context with the tabs of its renders, each
+// in a window of its own (a tab behind another would be hidden), reset and
+// kept for the next renders, since opening a window costs Chrome more than
+// the rest of a small page's render. After a render succeeds, its
 // tab is reset (about:blank, no history, what the render set on the tab
 // undone), the storage of every origin the page touched is cleared, and
 // the context's cookies when no other render is in it; the tab goes back to
@@ -53,18 +54,17 @@ const closeTimeout = 5 * time.Second
 // recycleAfter is how many renders a slot serves before it is replaced.
 const recycleAfter = 100
 
-// slot is a browser context of one team with a window kept open by an
-// anchor tab. Its mutable fields are guarded by the slots' mutex.
+// slot is a browser context of one team. Its mutable fields are guarded by
+// the slots' mutex.
 type slot struct {
 	team      string
 	exclusive bool // serves one render at a time (a render with state)
 	id        cdp.BrowserContextID
-	anchor    target.ID
 	uses      int
 	active    int                // renders in it now
 	retired   bool               // takes no new render; disposed of when active is 0
 	idle      []*tab             // reset tabs ready for a render
-	tabs      map[target.ID]bool // every open tab of the slot but the anchor
+	tabs      map[target.ID]bool // every tab the pool opened in the slot and has not closed
 }
 
 // tab is a target in a slot, used by one render at a time.
@@ -73,7 +73,8 @@ type tab struct {
 	cancel context.CancelFunc
 	t      *chromedp.Target
 	tr     *tracker
-	slot   *slot // the slot it was opened in
+	slot   *slot     // the slot it was opened in
+	id     target.ID // its target
 	// undo holds the commands that undo what the current render set on
 	// the tab (interception, scripts, emulation); resetTab runs them.
 	undo []tabCall
@@ -90,7 +91,7 @@ func (tb *tab) onReset(method string, params any) {
 	tb.undo = append(tb.undo, tabCall{method, params})
 }
 
-// newSlot creates a browser context and its anchor window.
+// newSlot creates a browser context.
 func (p *Pool) newSlot(ctx context.Context, inst *instance, team string, exclusive bool) (*slot, error) {
 	octx, cancel := context.WithTimeout(ctx, tabOpenTimeout)
 	defer cancel()
@@ -106,14 +107,7 @@ func (p *Pool) newSlot(ctx context.Context, inst *instance, team string, exclusi
 	if err != nil {
 		return nil, fmt.Errorf("create browser context: %w", err)
 	}
-	anchor, err := cdp.Call(octx, b, target.CreateTarget, target.CreateTargetParams{
-		URL: "about:blank", BrowserContextID: bc.BrowserContextID, NewWindow: new(true),
-	})
-	if err != nil {
-		p.disposeContext(ctx, inst, bc.BrowserContextID)
-		return nil, fmt.Errorf("create anchor tab: %w", err)
-	}
-	return &slot{team: team, exclusive: exclusive, id: bc.BrowserContextID, anchor: anchor.TargetID, tabs: map[target.ID]bool{}}, nil
+	return &slot{team: team, exclusive: exclusive, id: bc.BrowserContextID, tabs: map[target.ID]bool{}}, nil
 }
 
 // slots holds an instance's browser contexts.
@@ -300,15 +294,20 @@ func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, erro
 	octx, cancel := context.WithTimeout(ctx, tabOpenTimeout)
 	defer cancel()
 	b := chromedp.FromContext(inst.ctx).Browser
+	// A window of its own: a tab behind another in one window would be
+	// hidden (no rendering, no scroll or intersection events).
 	tgt, err := cdp.Call(octx, b, target.CreateTarget, target.CreateTargetParams{
-		URL: "about:blank", BrowserContextID: s.id, NewWindow: new(false),
+		URL: "about:blank", BrowserContextID: s.id, NewWindow: new(true),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create target: %w", err)
 	}
+	inst.slots.mu.Lock()
+	s.tabs[tgt.TargetID] = true
+	inst.slots.mu.Unlock()
 	tr := newTracker()
 	tctx, tcancel := chromedp.NewContext(inst.ctx, chromedp.WithTargetID(tgt.TargetID), chromedp.WithListener(tr.onEvent))
-	tb := &tab{ctx: tctx, cancel: tcancel, tr: tr}
+	tb := &tab{ctx: tctx, cancel: tcancel, tr: tr, slot: s, id: tgt.TargetID}
 	// The first Run binds the target to tctx, which must outlive this call,
 	// so the attach is bounded by a watchdog instead of a deadline.
 	stop := context.AfterFunc(octx, tcancel)
@@ -328,10 +327,6 @@ func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, erro
 	}
 	tb.t = t
 	tr.mainFrame = cdp.FrameID(t.TargetID)
-	tb.slot = s
-	inst.slots.mu.Lock()
-	s.tabs[t.TargetID] = true
-	inst.slots.mu.Unlock()
 	return tb, nil
 }
 
@@ -365,13 +360,15 @@ func prepareTab(ctx context.Context, t *chromedp.Target) error {
 
 // closeTab closes a tab (chromedp.Cancel), logging a failure.
 func (p *Pool) closeTab(ctx context.Context, inst *instance, tb *tab) {
-	if tb.slot != nil && tb.t != nil {
-		inst.slots.mu.Lock()
-		delete(tb.slot.tabs, tb.t.TargetID)
-		inst.slots.mu.Unlock()
-	}
 	err := chromedp.Cancel(tb.ctx)
 	tb.cancel()
+	if tb.slot != nil {
+		// Forgotten once closed, so a cleaning never takes it for a
+		// window a page opened.
+		inst.slots.mu.Lock()
+		delete(tb.slot.tabs, tb.id)
+		inst.slots.mu.Unlock()
+	}
 	if err != nil && inst.ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 		p.log.WarnContext(ctx, "close tab", "err", err)
 	}
@@ -483,7 +480,7 @@ func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab)
 	inst.slots.mu.Lock()
 	var popup string
 	for _, in := range infos.TargetInfos {
-		if in.Type == "page" && in.BrowserContextID == s.id && in.TargetID != s.anchor && !s.tabs[in.TargetID] {
+		if in.Type == "page" && in.BrowserContextID == s.id && !s.tabs[in.TargetID] {
 			popup = in.URL
 		}
 	}
