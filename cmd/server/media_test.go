@@ -143,6 +143,17 @@ func TestMediaZeroDataRetentionAndQuota(t *testing.T) {
 	if code, got := scrapeJSON(t, base, zdr); code != 200 {
 		t.Errorf("zero data retention with the quota used up: %d %v", code, got)
 	}
+	// The plain scrapes cached their documents with links to stored
+	// screenshots; a zero data retention request that may read the cache
+	// still gets its screenshot inline.
+	zdrCached := `{"url":"` + site.URL + `/","zeroDataRetention":true,"formats":["screenshot"],"timeout":60000}`
+	code, got = scrapeJSON(t, base, zdrCached)
+	if code != 200 {
+		t.Fatalf("zero data retention after cached scrapes: %d %v", code, got)
+	}
+	if shot, _ := got["data"].(map[string]any)["screenshot"].(string); !strings.HasPrefix(shot, "data:image/png;base64,") {
+		t.Errorf("zero data retention screenshot after cached scrapes: %.60q", shot)
+	}
 	for _, name := range []string{"firegate.db", "firegate.db-wal", "firegate.db-shm"} {
 		fi, err := os.Stat(filepath.Join(dataDir, name))
 		if err != nil {

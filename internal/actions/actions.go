@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -60,8 +61,9 @@ type Viewport struct {
 
 // Media is a captured screenshot or PDF.
 type Media struct {
-	Data        []byte
-	ContentType string // image/png, image/jpeg or application/pdf
+	Data          []byte
+	ContentType   string // image/png, image/jpeg or application/pdf
+	Width, Height int    // of a screenshot, in pixels
 }
 
 // Scrape is the output of a scrape action.
@@ -113,6 +115,42 @@ type Env struct {
 	// page is quiet again: navigation done, network idle, DOM stable. It
 	// must return quickly on a page that is already quiet.
 	Settle func(ctx context.Context) error
+	// Pixels, when set, is the request's screenshot budget: each
+	// screenshot action draws its pixels from it and fails once it is
+	// used up.
+	Pixels *PixelBudget
+}
+
+// Screenshot sizes. One image never has more than MaxImagePixels (a full
+// page is cut at the height that keeps it within: its area is bounded, not
+// only its height), and the screenshot actions of one request share
+// RequestPixels. A PNG takes at most about 4 bytes per pixel, so together
+// they bound what one request's screenshots hold in memory.
+const (
+	MaxImagePixels = 16_000_000
+	RequestPixels  = 32_000_000
+)
+
+// PixelBudget is the screenshot pixels a request may still take. Its
+// methods are safe for concurrent use.
+type PixelBudget struct {
+	mu   sync.Mutex
+	left int64
+	max  int64
+}
+
+// NewPixelBudget returns a budget of n pixels.
+func NewPixelBudget(n int64) *PixelBudget { return &PixelBudget{left: n, max: n} }
+
+// take draws n pixels; false (and nothing drawn) when fewer are left.
+func (b *PixelBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n > b.left {
+		return false
+	}
+	b.left -= n
+	return true
 }
 
 // defaultViewport is the viewport when Env leaves it zero.

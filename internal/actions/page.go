@@ -305,8 +305,20 @@ func Screenshot(ctx context.Context, t *chromedp.Target, env Env, fullPage bool,
 				w = float64(lv.ClientWidth)
 			}
 		}
-		params.Clip = &page.Viewport{Width: w, Height: math.Min(h, maxFullPageHeight), Scale: 1}
+		// The area is bounded, not only the height.
+		w = math.Min(w, MaxImagePixels)
+		h = min(h, maxFullPageHeight, math.Floor(MaxImagePixels/w))
+		params.Clip = &page.Viewport{Width: w, Height: h, Scale: 1}
 		params.CaptureBeyondViewport = new(true)
+		m.Width, m.Height = int(w), int(h)
+	} else {
+		m.Width, m.Height = cur.Width, cur.Height
+		if vp != nil {
+			m.Width, m.Height = vp.Width, vp.Height
+		}
+	}
+	if b := env.Pixels; b != nil && !b.take(int64(m.Width)*int64(m.Height)) {
+		return Media{}, &Error{Reason: fmt.Sprintf("the screenshots of one request may have %d pixels in all; this one (%dx%d) is over what is left", b.max, m.Width, m.Height)}
 	}
 	res, err := cdp.Call(ctx, t, page.CaptureScreenshot, params)
 	if err != nil {

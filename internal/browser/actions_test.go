@@ -2,6 +2,7 @@ package browser
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"image"
@@ -224,5 +225,43 @@ func TestScreenshotsAndPDF(t *testing.T) {
 	}
 	if w, h, f := imageSize(t, res.Screenshot); w != 1000 || h != 3000 || f != "jpeg" || res.ScreenshotType != "image/jpeg" {
 		t.Errorf("full page jpeg %dx%d %s", w, h, f)
+	}
+}
+
+// pngSize reads a PNG's dimensions from its header.
+func pngSize(t *testing.T, b []byte) (int, int) {
+	t.Helper()
+	if len(b) < 24 || string(b[1:4]) != "PNG" {
+		t.Fatalf("not a PNG: %.8q", b)
+	}
+	return int(binary.BigEndian.Uint32(b[16:20])), int(binary.BigEndian.Uint32(b[20:24]))
+}
+
+// TestScreenshotPixelBudget: a full-page screenshot of a very tall page is
+// cut to the per-image pixel budget (by area), and the screenshot actions
+// of one request share a budget: the one over it fails with a clear
+// reason instead of holding more images.
+func TestScreenshotPixelBudget(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body style="margin:0"><div style="height:40000px;background:linear-gradient(red,blue)">tall</div></body></html>`}, nil)
+	ctx := testCtx(t, 60*time.Second)
+	res, err := p.Render(ctx, Request{URL: s.URL + "/", Screenshot: &Screenshot{FullPage: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, h := pngSize(t, res.Screenshot)
+	if w*h > actions.MaxImagePixels || w != 1920 || h < 8000 {
+		t.Errorf("full-page screenshot %dx%d (%d pixels), want 1920 wide within %d pixels", w, h, w*h, actions.MaxImagePixels)
+	}
+	shot := actions.Action{Type: actions.TypeScreenshot, FullPage: true}
+	_, err = p.Render(ctx, Request{URL: s.URL + "/", Actions: []actions.Action{shot, shot, shot}})
+	var ae *actions.Error
+	if !errors.As(err, &ae) || ae.Index != 2 || !strings.Contains(ae.Reason, "pixels") {
+		t.Fatalf("third full-page screenshot: %v, want an action error on index 2 about the pixel budget", err)
+	}
+	res, err = p.Render(ctx, Request{URL: s.URL + "/", Actions: []actions.Action{shot, shot}})
+	if err != nil || len(res.Actions.Screenshots) != 2 {
+		t.Fatalf("two full-page screenshots: %v", err)
 	}
 }

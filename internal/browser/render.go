@@ -216,6 +216,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 
 	res = &Result{}
 	if len(req.Actions) > 0 {
+		env.Pixels = actions.NewPixelBudget(actions.RequestPixels)
 		env.Settle = func(ctx context.Context) error {
 			return settle(ctx, t, tr, min(settleMax, remaining()/3), true)
 		}
@@ -230,7 +231,10 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 		res.Actions = &ar
 	}
 	if shot := req.Screenshot; shot != nil {
-		m, err := actions.Screenshot(runCtx, t, env, shot.FullPage, shot.Quality, nil)
+		// The screenshot format has a budget of its own: one image.
+		shotEnv := env
+		shotEnv.Pixels = nil
+		m, err := actions.Screenshot(runCtx, t, shotEnv, shot.FullPage, shot.Quality, nil)
 		if err != nil {
 			return nil, fail("screenshot", err)
 		}

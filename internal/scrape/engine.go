@@ -124,7 +124,11 @@ func (e *Engine) scrape(ctx context.Context, opts Options) (*Document, string, e
 	defer cancel()
 
 	cacheOnly := opts.Lockdown || opts.MinAge != nil
-	readCache := e.cache != nil && len(opts.Actions) == 0 && opts.Profile == nil && (cacheOnly || opts.MaxAge > 0)
+	// A cached screenshot is a link to stored media, which a zero data
+	// retention caller gets inline instead: it takes a fresh render unless
+	// it asked for the cache only.
+	zdrMedia := opts.ZeroDataRetention && opts.HasFormat(FormatScreenshot) && !cacheOnly
+	readCache := e.cache != nil && len(opts.Actions) == 0 && opts.Profile == nil && !zdrMedia && (cacheOnly || opts.MaxAge > 0)
 	writeCache := e.cache != nil && opts.StoreInCache && !opts.ZeroDataRetention && opts.Profile == nil
 	var key string
 	if readCache || writeCache {
