@@ -64,7 +64,17 @@ type Config struct {
 	WebhookSecret   string         // WEBHOOK_SECRET: HMAC-SHA256 secret of the X-Firecrawl-Signature header; empty = unsigned
 	PprofAddr       string         // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 	Metrics         string         // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
+	LLMBaseURL      string         // OPENAI_BASE_URL: OpenAI-compatible endpoint up to /v1; empty = no language model (https://api.openai.com/v1 when only OPENAI_API_KEY is set)
+	LLMAPIKey       string         // OPENAI_API_KEY: bearer token of the endpoint, optional
+	LLMModel        string         // MODEL_NAME: model of every call, required with an endpoint
+	LLMStructured   string         // LLM_STRUCTURED_OUTPUT: json_schema (default), json_object or prompt
+	LLMConcurrency  int            // LLM_MAX_CONCURRENCY: model calls in flight per process, default 4
+	LLMContext      int            // LLM_CONTEXT_TOKENS: the model's context; longer pages are cut into parts, default 32768
+	LLMMaxRetries   int            // LLM_MAX_RETRIES: retries of a call failing with 429, 5xx or a connection error, default 2
 }
+
+// LLMConfigured reports whether a language model endpoint is set.
+func (c Config) LLMConfigured() bool { return c.LLMBaseURL != "" }
 
 // Addr is the listen address.
 func (c Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
@@ -115,6 +125,13 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		JobTTL:          24 * time.Hour,
 		JobTimeout:      5 * time.Minute,
 		WebhookSecret:   getenv("WEBHOOK_SECRET"),
+		LLMBaseURL:      strings.TrimRight(getenv("OPENAI_BASE_URL"), "/"),
+		LLMAPIKey:       getenv("OPENAI_API_KEY"),
+		LLMModel:        getenv("MODEL_NAME"),
+		LLMStructured:   "json_schema",
+		LLMConcurrency:  4,
+		LLMContext:      32768,
+		LLMMaxRetries:   2,
 		LogLevel:        slog.LevelInfo,
 		LogFormat:       "json",
 	}
@@ -309,6 +326,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.MediaS3UseSSL = b
 	}
+	errs = append(errs, c.loadLLM(getenv)...)
 	if c.MediaDir == "" {
 		c.MediaDir = filepath.Join(c.DataDir, "media")
 	}
@@ -348,6 +366,46 @@ func (c Config) validate() []error {
 		errs = append(errs, errors.New("DATABASE_URL: must be a postgres:// URL"))
 	}
 	errs = append(errs, c.validateMediaS3()...)
+	return errs
+}
+
+// loadLLM reads the numeric and enum language model settings and checks
+// the endpoint ones together.
+func (c *Config) loadLLM(getenv func(string) string) []error {
+	var errs []error
+	if c.LLMBaseURL == "" && c.LLMAPIKey != "" {
+		c.LLMBaseURL = "https://api.openai.com/v1"
+	}
+	if v := getenv("LLM_STRUCTURED_OUTPUT"); v != "" {
+		c.LLMStructured = strings.ToLower(v)
+		if c.LLMStructured != "json_schema" && c.LLMStructured != "json_object" && c.LLMStructured != "prompt" {
+			errs = append(errs, fmt.Errorf("LLM_STRUCTURED_OUTPUT: %q must be json_schema, json_object or prompt", v))
+		}
+	}
+	for _, n := range []struct {
+		name string
+		dst  *int
+		min  int
+	}{{"LLM_MAX_CONCURRENCY", &c.LLMConcurrency, 1}, {"LLM_CONTEXT_TOKENS", &c.LLMContext, 1024}, {"LLM_MAX_RETRIES", &c.LLMMaxRetries, 0}} {
+		v := getenv(n.name)
+		if v == "" {
+			continue
+		}
+		i, err := strconv.Atoi(v)
+		if err != nil || i < n.min || i > 10_000_000 {
+			errs = append(errs, fmt.Errorf("%s: %q must be an integer of at least %d", n.name, v, n.min))
+			continue
+		}
+		*n.dst = i
+	}
+	if c.LLMBaseURL != "" {
+		if !strings.HasPrefix(c.LLMBaseURL, "http://") && !strings.HasPrefix(c.LLMBaseURL, "https://") {
+			errs = append(errs, errors.New("OPENAI_BASE_URL: must be an http:// or https:// URL (such as http://localhost:11434/v1)"))
+		}
+		if c.LLMModel == "" {
+			errs = append(errs, errors.New("MODEL_NAME: required with OPENAI_BASE_URL or OPENAI_API_KEY"))
+		}
+	}
 	return errs
 }
 

@@ -43,6 +43,7 @@ import (
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/httpapi"
 	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -148,6 +149,27 @@ func openRedisBacked(cfg Config, log *slog.Logger) (cache.Cache, limits.Limiter,
 		c = cache.NewMemory(cfg.CacheMaxBytes)
 	}
 	return c, limits.NewLocal(), scrape.NewMemoryLocker(), func() {}, nil
+}
+
+// newLLM returns the language model client, or nil (no model formats)
+// when no endpoint is configured.
+func newLLM(cfg Config, log *slog.Logger) (scrape.LLM, error) {
+	if !cfg.LLMConfigured() {
+		log.Info("no language model configured: json, summary, question, highlights and onlyCleanContent answer 400 SCRAPE_LLM_NOT_CONFIGURED")
+		return nil, nil
+	}
+	retries := cfg.LLMMaxRetries
+	if retries == 0 {
+		retries = -1 // llm.Options: 0 is the default, negative is none
+	}
+	c, err := llm.New(llm.Options{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel,
+		StructuredOutput: cfg.LLMStructured, MaxConcurrency: cfg.LLMConcurrency, MaxRetries: retries, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("language model: %w", err)
+	}
+	log.Info("language model configured", "model", cfg.LLMModel, "structured_output", cfg.LLMStructured,
+		"max_concurrency", cfg.LLMConcurrency, "context_tokens", cfg.LLMContext)
+	return c, nil
 }
 
 // mediaBackend is what serve needs of a media store: the engine stores,
@@ -267,9 +289,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	ledgerCtx, stopLedger := context.WithCancel(context.WithoutCancel(ctx))
 	go func() { ledger.Run(ledgerCtx, time.Second); close(ledgerDone) }()
 	defer func() { stopLedger(); <-ledgerDone }() // flushes usage before the store closes
+	model, err := newLLM(cfg, log)
+	if err != nil {
+		return err
+	}
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
-		Profiles: profileStore{st}, Locker: locker, Metrics: obs.scrape})
+		Profiles: profileStore{st}, Locker: locker, Metrics: obs.scrape, LLM: model, LLMContextTokens: cfg.LLMContext})
 	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
 		Ledger: ledger, Limiter: limiter, Describe: httpapi.Describe}
 	if obs.m != nil {

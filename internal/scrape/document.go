@@ -19,6 +19,13 @@ type Document struct {
 	Images     []string         `json:"images,omitzero"`
 	Attributes []AttributeValue `json:"attributes,omitzero"`
 	Screenshot *string          `json:"screenshot,omitempty"`
+	// Summary, JSON, Answer and Highlights come from the language model
+	// formats summary, json, question/query and highlights; JSON is the
+	// JSON null (not absent) when extraction failed, with a warning.
+	Summary    *string          `json:"summary,omitempty"`
+	JSON       *json.RawMessage `json:"json,omitempty"`
+	Answer     *string          `json:"answer,omitempty"`
+	Highlights *string          `json:"highlights,omitempty"`
 	Actions    *ActionResults   `json:"actions,omitempty"`
 	// Pages and Blocks come from the PDF parser's pages and blocks options.
 	Pages    []pdfparse.Page       `json:"pages,omitzero"`

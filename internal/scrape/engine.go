@@ -40,8 +40,11 @@ type Engine struct {
 	cache    cache.Cache // nil: no cache
 	cacheTTL time.Duration
 	observe  Observer // nil: no metrics
-	log      *slog.Logger
-	now      func() time.Time
+	llm      LLM      // nil: the model formats answer SCRAPE_LLM_NOT_CONFIGURED
+	// llmContext is the model's context in tokens.
+	llmContext int
+	log        *slog.Logger
+	now        func() time.Time
 }
 
 // Observer receives the engine's measurements; *metrics.Metrics implements
@@ -86,7 +89,14 @@ type Config struct {
 	// Metrics, when set, receives each scrape's engine, outcome and time
 	// and each cache read; nil records nothing.
 	Metrics Observer
-	Log     *slog.Logger
+	// LLM produces the json, summary, question, highlights and query
+	// formats and onlyCleanContent; nil rejects them with
+	// SCRAPE_LLM_NOT_CONFIGURED.
+	LLM LLM
+	// LLMContextTokens is the model's context length; longer pages are cut
+	// into parts. Default 32768.
+	LLMContextTokens int
+	Log              *slog.Logger
 }
 
 // New returns an engine.
@@ -97,24 +107,51 @@ func New(c Config) *Engine {
 	if c.Locker == nil {
 		c.Profiles = nil
 	}
+	if c.LLMContextTokens <= 0 {
+		c.LLMContextTokens = 32768
+	}
 	return &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL, profiles: c.Profiles, locker: c.Locker,
-		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, log: c.Log, now: time.Now}
+		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now}
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
 // opts.Timeout; running past it returns an error wrapping ErrTimeout.
 func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
-	if err := checkSupported(&opts, e.browserOK(), e.profiles != nil); err != nil {
+	if err := checkSupported(&opts, e.browserOK(), e.profiles != nil, e.llm != nil); err != nil {
 		return nil, err
 	}
-	if e.observe == nil {
-		doc, _, err := e.scrape(ctx, opts)
-		return doc, err
+	var plan *llmPlan
+	if e.llm != nil {
+		var err error
+		if plan, opts, err = planLLM(&opts); err != nil {
+			return nil, err
+		}
 	}
 	start := time.Now()
-	doc, engine, err := e.scrape(ctx, opts)
-	e.observe.ObserveScrape(engine, Outcome(err), time.Since(start))
+	doc, engine, err := e.scrapeWithLLM(ctx, opts, plan)
+	if e.observe != nil {
+		e.observe.ObserveScrape(engine, Outcome(err), time.Since(start))
+	}
 	return doc, err
+}
+
+// scrapeWithLLM scrapes (plan's base options) and then runs the model
+// formats on the document, all within opts.Timeout. The cache holds the
+// document before the model formats, shared with plain scrapes.
+func (e *Engine) scrapeWithLLM(ctx context.Context, opts Options, plan *llmPlan) (*Document, string, error) {
+	if plan == nil {
+		return e.scrape(ctx, opts)
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	doc, engine, err := e.scrape(ctx, opts)
+	if err != nil {
+		return nil, engine, err
+	}
+	if err := e.runLLM(ctx, plan, doc); err != nil {
+		return nil, engine, err
+	}
+	return doc, engine, nil
 }
 
 // scrape is Scrape after the feature check; it also returns the engine

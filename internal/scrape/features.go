@@ -4,7 +4,8 @@ import "fmt"
 
 // checkSupported rejects valid requests for capabilities this server does
 // not provide yet, naming the field, so nothing is silently dropped.
-func checkSupported(o *Options, browserOK, profilesOK bool) error {
+// llmOK says a language model is configured.
+func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 	if len(o.Actions) > 0 && !browserOK {
 		return &FeatureError{Code: "SCRAPE_ACTIONS_NOT_SUPPORTED", Feature: "actions",
 			Reason: "Actions are not supported by this server yet: they need the browser engine, which is not available"}
@@ -20,8 +21,17 @@ func checkSupported(o *Options, browserOK, profilesOK bool) error {
 		case FormatBranding:
 			return &FeatureError{Code: "SCRAPE_BRANDING_NOT_SUPPORTED", Feature: "formats.branding",
 				Reason: "The branding format is not supported by this server yet: it needs the browser engine, which is not available"}
-		case FormatSummary, FormatJSON, FormatDeterministicJSON, FormatChangeTracking,
-			FormatQuestion, FormatHighlights, FormatQuery, FormatProduct, FormatMenu:
+		case FormatSummary, FormatJSON, FormatQuestion, FormatHighlights, FormatQuery:
+			if llmOK {
+				continue
+			}
+			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
+				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}
+		case FormatDeterministicJSON, FormatChangeTracking, FormatProduct, FormatMenu:
+			if llmOK {
+				return &FeatureError{Code: "SCRAPE_FORMAT_NOT_SUPPORTED", Feature: "formats." + f.Type,
+					Reason: "The " + f.Type + " format is not supported by this server yet (json, summary, question, highlights and query are)"}
+			}
 			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
 				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}
 		case FormatAudio, FormatVideo:
@@ -29,7 +39,11 @@ func checkSupported(o *Options, browserOK, profilesOK bool) error {
 				Reason: "The " + f.Type + " format is not supported by this server"}
 		}
 	}
-	if o.OnlyCleanContent {
+	if o.OnlyCleanContent && llmOK && (o.ZeroDataRetention || o.Lockdown) {
+		return &FeatureError{Code: "SCRAPE_ZDR_VIOLATION_ERROR", Feature: "onlyCleanContent",
+			Reason: "onlyCleanContent is not supported on zero data retention (or lockdown) requests"}
+	}
+	if o.OnlyCleanContent && !llmOK {
 		return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "onlyCleanContent",
 			Reason: "onlyCleanContent needs a language model, and this server has none configured yet"}
 	}

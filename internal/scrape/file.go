@@ -28,7 +28,7 @@ type File struct {
 // formats pipeline as a scrape: PDFs go to the PDF parser, DOCX, CSV and
 // text through HTML, markdown files as they are.
 func (e *Engine) ParseFile(ctx context.Context, opts Options, f File) (*Document, error) {
-	if err := checkSupported(&opts, false, false); err != nil {
+	if err := checkSupported(&opts, false, false, false); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
