@@ -33,7 +33,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		MediaS3Prefix: "media/", MediaS3UseSSL: true, MediaTeamQuota: 1 << 30,
 		ShutdownTimeout: 30 * time.Second, HTTPReadHeader: 10 * time.Second, HTTPReadBody: time.Minute, HTTPIdle: 2 * time.Minute,
 		LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on",
-		QueueWorkers: 32, JobTTL: 24 * time.Hour, JobTimeout: 5 * time.Minute, JobRescueAfter: 6 * time.Minute}
+		QueueWorkers: 32, JobTTL: 24 * time.Hour, JobTimeout: 5 * time.Minute, JobRescueAfter: 6 * time.Minute,
+		LLMStructured: "json_schema", LLMConcurrency: 4, LLMContext: 32768, LLMMaxRetries: 2}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -59,6 +60,8 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"MEDIA_S3_ACCESS_KEY": "AKID", "MEDIA_S3_SECRET_KEY": "s3cret", "MEDIA_S3_REGION": "eu-west-1",
 		"MEDIA_S3_USE_SSL": "false", "METRICS": "OFF",
 		"QUEUE_WORKERS": "0", "JOB_TTL": "1h", "JOB_TIMEOUT": "2m", "JOB_RESCUE_AFTER": "3m", "WEBHOOK_SECRET": "whsec",
+		"OPENAI_BASE_URL": "http://ollama:11434/v1/", "OPENAI_API_KEY": "sk-x", "MODEL_NAME": "qwen2.5:3b",
+		"LLM_STRUCTURED_OUTPUT": "PROMPT", "LLM_MAX_CONCURRENCY": "2", "LLM_CONTEXT_TOKENS": "8192", "LLM_MAX_RETRIES": "0",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +78,9 @@ func TestLoadConfigOverrides(t *testing.T) {
 		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
 		MediaS3Endpoint: "minio:9000", MediaS3Bucket: "shots", MediaS3Prefix: "firegate/",
 		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off",
-		QueueWorkers: 0, JobTTL: time.Hour, JobTimeout: 2 * time.Minute, JobRescueAfter: 3 * time.Minute, WebhookSecret: "whsec"}
+		QueueWorkers: 0, JobTTL: time.Hour, JobTimeout: 2 * time.Minute, JobRescueAfter: 3 * time.Minute, WebhookSecret: "whsec",
+		LLMBaseURL: "http://ollama:11434/v1", LLMAPIKey: "sk-x", LLMModel: "qwen2.5:3b", LLMStructured: "prompt",
+		LLMConcurrency: 2, LLMContext: 8192, LLMMaxRetries: 0}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -96,14 +101,28 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"HTTP_READ_HEADER_TIMEOUT": "0s", "HTTP_READ_TIMEOUT": "fast", "HTTP_IDLE_TIMEOUT": "-1s",
 		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1", "MEDIA_TEAM_QUOTA_BYTES": "1GB", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
 		"ALLOW_TARGETS": "10.0.0.0/8,http://intranet", "BROWSER_PROXY_URL": "socks5://x:1",
+		"OPENAI_BASE_URL": "ollama:11434", "LLM_STRUCTURED_OUTPUT": "xml", "LLM_MAX_CONCURRENCY": "0", "LLM_CONTEXT_TOKENS": "10",
+		"LLM_MAX_RETRIES": "-1",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES", "MEDIA_TEAM_QUOTA_BYTES", "ALLOW_TARGETS", "BROWSER_PROXY_URL"} {
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES", "MEDIA_TEAM_QUOTA_BYTES", "ALLOW_TARGETS", "BROWSER_PROXY_URL",
+		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
+	}
+}
+
+func TestLoadConfigAPIKeyAloneMeansOpenAI(t *testing.T) {
+	t.Parallel()
+	c, err := loadConfig(env(map[string]string{"OPENAI_API_KEY": "sk-x", "MODEL_NAME": "gpt-4o-mini"}))
+	if err != nil || c.LLMBaseURL != "https://api.openai.com/v1" || !c.LLMConfigured() {
+		t.Errorf("base %q err %v", c.LLMBaseURL, err)
+	}
+	if c, _ := loadConfig(env(nil)); c.LLMConfigured() {
+		t.Error("a language model is configured by default")
 	}
 }
 

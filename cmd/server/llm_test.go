@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/firegate/firegate/internal/llm/llmtest"
+)
+
+// TestScrapeJSONWithLanguageModel runs the real server with OPENAI_BASE_URL
+// on a scripted endpoint and scrapes a local page with the json format
+// over HTTP: the model gets the caller's (normalized) schema and the page,
+// the answer comes back in data.json and the team is charged 5 credits.
+func TestScrapeJSONWithLanguageModel(t *testing.T) {
+	t.Parallel()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<html><head><title>Widget</title></head><body><main><h1>Blue Widget</h1>
+<p>Price: 19.90 EUR. In stock.</p></main></body></html>`)
+	}))
+	defer site.Close()
+	ep := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) {
+		if strings.Contains(r.System(), "Summarize") {
+			llmtest.Write(w, "A blue widget for 19.90 EUR.", &llmtest.Usage{PromptTokens: 80, CompletionTokens: 9})
+			return
+		}
+		llmtest.Write(w, `{"name":"Blue Widget","price":19.9,"currency":"EUR"}`, &llmtest.Usage{PromptTokens: 200, CompletionTokens: 15})
+	})
+
+	dir := t.TempDir()
+	ctx := context.Background()
+	e := map[string]string{"DATA_DIR": dir}
+	var out bytes.Buffer
+	if err := run(ctx, []string{"keys", "create", "--team", "acme", "--credits", "20"}, env(e), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(out.String())
+
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	for k, v := range map[string]string{"HOST": "127.0.0.1", "PORT": fmt.Sprint(port), "ALLOW_PRIVATE_TARGETS": "true",
+		"BROWSER": "off", "OPENAI_BASE_URL": ep.BaseURL, "OPENAI_API_KEY": "sk-scripted", "MODEL_NAME": "scripted-model"} {
+		e[k] = v
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- run(sctx, nil, env(e), io.Discard, io.Discard) }()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	waitHealthy(t, base)
+
+	post := func(body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/v2/scrape", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, m
+	}
+
+	schema := `{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"price":{"type":"number"},"currency":{"type":"string"}},"required":["name","price","missing"]}`
+	status, body := post(`{"url":"` + site.URL + `","formats":[{"type":"json","schema":` + schema + `,"prompt":"the product"}]}`)
+	if status != 200 {
+		t.Fatalf("status %d: %v", status, body)
+	}
+	data := body["data"].(map[string]any)
+	got, _ := json.Marshal(data["json"])
+	if string(got) != `{"currency":"EUR","name":"Blue Widget","price":19.9}` {
+		t.Errorf("data.json = %s", got)
+	}
+	if _, ok := data["markdown"]; ok {
+		t.Error("markdown returned though only json was requested")
+	}
+	if c := data["metadata"].(map[string]any)["creditsUsed"]; c != 5.0 {
+		t.Errorf("creditsUsed = %v, want 5", c)
+	}
+	reqs := ep.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	r := reqs[0]
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	}
+	json.Unmarshal(r.ResponseFormat, &rf)
+	// httpapi's schema normalization reached the model: additionalProperties
+	// dropped, required names without a property removed.
+	wantSchema := `{"type":"object","properties":{"name":{"type":"string"},"price":{"type":"number"},"currency":{"type":"string"}},"required":["name","price"]}`
+	if rf.Type != "json_schema" || string(rf.JSONSchema.Schema) != wantSchema {
+		t.Errorf("response_format = %s", r.ResponseFormat)
+	}
+	if r.Model != "scripted-model" || r.Auth != "Bearer sk-scripted" || !strings.Contains(r.LastUser(), "Price: 19.90 EUR") {
+		t.Errorf("model %q auth %q page %q", r.Model, r.Auth, r.LastUser())
+	}
+
+	status, body = post(`{"url":"` + site.URL + `","formats":["markdown","summary"]}`)
+	if status != 200 || body["data"].(map[string]any)["summary"] != "A blue widget for 19.90 EUR." {
+		t.Errorf("summary: %d %v", status, body)
+	}
+
+	status, body = post(`{"url":"` + site.URL + `","formats":[{"type":"json","schema":{"type":"objekt"}}]}`)
+	if status != http.StatusUnprocessableEntity || body["code"] != "SCRAPE_JSON_SCHEMA_INVALID" || !strings.Contains(fmt.Sprint(body["error"]), "formats.json.schema") {
+		t.Errorf("invalid schema: %d %v", status, body)
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	out.Reset()
+	if err := run(ctx, []string{"credits", "show", "--team", "acme"}, env(map[string]string{"DATA_DIR": dir}), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	// 20 - 5 (json) - 1 (markdown + summary); the failed request is free.
+	if got := strings.TrimSpace(out.String()); !strings.Contains(got, "14 of 20") {
+		t.Errorf("credits after: %q", got)
+	}
+}
