@@ -11,6 +11,7 @@ import (
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
 )
 
 // mapping is one row of the error table: a domain error and what the API
@@ -51,6 +52,10 @@ var errorTable = []mapping{
 	{crawl.ErrBlocked, http.StatusForbidden, "MAP_TARGET_NOT_ALLOWED", "Forbidden: the URL resolves to a private or otherwise non-public address, which this server does not fetch."},
 	{crawl.ErrUnreachable, http.StatusInternalServerError, "MAP_FAILED", "Map failed: the start URL could not be fetched and no sitemap of the site listed any URL."},
 	{crawl.ErrInvalidOptions, http.StatusBadRequest, "BAD_REQUEST", ""},
+	{search.ErrNotConfigured, http.StatusBadRequest, "SEARCH_NOT_CONFIGURED", "Search is not configured on this server: set SEARXNG_ENDPOINT to the URL of a SearXNG instance with the JSON format enabled (the compose file's search profile runs one)."},
+	{search.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the search engine did not answer within timeout. Raise timeout or retry."},
+	{search.ErrNoEngines, http.StatusBadGateway, "SEARCH_ENGINE_UNAVAILABLE", ""},
+	{search.ErrEngine, http.StatusBadGateway, "SEARCH_ENGINE_ERROR", ""},
 }
 
 // toAPIError turns any error into the envelope to render. Unknown errors

@@ -62,6 +62,9 @@ type Deps struct {
 	Parser FileParser
 	// Mapper lists site URLs for POST /v2/map; nil answers 501.
 	Mapper Mapper
+	// Searcher answers POST /v2/search; nil answers 400
+	// SEARCH_NOT_CONFIGURED (no SEARXNG_ENDPOINT).
+	Searcher Searcher
 	// Jobs starts and cancels crawls and batch scrapes, JobStore reads
 	// them; nil Jobs answers 501 on those routes.
 	Jobs     Jobs
@@ -115,6 +118,7 @@ type Server struct {
 	media          MediaFiles
 	parser         FileParser
 	mapper         Mapper
+	searcher       Searcher
 	jobs           Jobs
 	jobStore       store.JobStore
 	publicURL      string
@@ -130,7 +134,7 @@ type Server struct {
 // New builds the server and its routes.
 func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
-		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper,
+		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper, searcher: d.Searcher,
 		jobs: d.Jobs, jobStore: d.JobStore, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
 		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies}
@@ -157,6 +161,7 @@ func New(d Deps) *Server {
 		r.Get("/scrape/{id}", s.handle(s.handleGetScrape))
 		r.Post("/parse", s.handle(s.handleParse))
 		r.Post("/map", s.handle(s.handleMap))
+		r.Post("/search", s.handle(s.handleSearch))
 		if d.Jobs != nil && d.JobStore != nil {
 			s.jobRoutes(r)
 		}
@@ -195,7 +200,7 @@ var notImplemented = []string{
 	"/scrape/{id}/interact",
 	"/batch/scrape", "/batch/scrape/*",
 	"/crawl", "/crawl/*",
-	"/search", "/search/*", "/feedback",
+	"/search/*", "/feedback",
 	"/extract", "/extract/*",
 	"/agent", "/agent/*",
 	"/parse/*",
