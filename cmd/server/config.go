@@ -61,6 +61,8 @@ type Config struct {
 	JobTTL          time.Duration  // JOB_TTL: how long crawl and batch results are kept, default 24h
 	JobTimeout      time.Duration  // JOB_TIMEOUT: longest run of one queued job, default 5m
 	JobRescueAfter  time.Duration  // JOB_RESCUE_AFTER: a job running this long is presumed dead and retried elsewhere, default JOB_TIMEOUT + 1m
+	SearxngEndpoint string         // SEARXNG_ENDPOINT: SearXNG base URL for /v2/search; empty = search answers 400 SEARCH_NOT_CONFIGURED
+	SearxngTimeout  time.Duration  // SEARXNG_TIMEOUT: longest wait for one SearXNG answer, default 15s
 	WebhookSecret   string         // WEBHOOK_SECRET: HMAC-SHA256 secret of the X-Firecrawl-Signature header; empty = unsigned
 	PprofAddr       string         // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 	Metrics         string         // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
@@ -132,6 +134,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		LLMConcurrency:  4,
 		LLMContext:      32768,
 		LLMMaxRetries:   2,
+		SearxngEndpoint: strings.TrimSpace(getenv("SEARXNG_ENDPOINT")),
+		SearxngTimeout:  15 * time.Second,
 		LogLevel:        slog.LevelInfo,
 		LogFormat:       "json",
 	}
@@ -195,7 +199,8 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	for _, d := range []struct {
 		name string
 		dst  *time.Duration
-	}{{"HTTP_READ_HEADER_TIMEOUT", &c.HTTPReadHeader}, {"HTTP_READ_TIMEOUT", &c.HTTPReadBody}, {"HTTP_IDLE_TIMEOUT", &c.HTTPIdle}} {
+	}{{"HTTP_READ_HEADER_TIMEOUT", &c.HTTPReadHeader}, {"HTTP_READ_TIMEOUT", &c.HTTPReadBody}, {"HTTP_IDLE_TIMEOUT", &c.HTTPIdle},
+		{"SEARXNG_TIMEOUT", &c.SearxngTimeout}} {
 		if v := getenv(d.name); v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {
@@ -364,6 +369,11 @@ func (c Config) validate() []error {
 	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		errs = append(errs, errors.New("DATABASE_URL: must be a postgres:// URL"))
+	}
+	if c.SearxngEndpoint != "" {
+		if u, err := url.Parse(c.SearxngEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("SEARXNG_ENDPOINT: %q must be an http:// or https:// URL such as http://searxng:8080", c.SearxngEndpoint))
+		}
 	}
 	errs = append(errs, c.validateMediaS3()...)
 	return errs

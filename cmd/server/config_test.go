@@ -34,7 +34,8 @@ func TestLoadConfigDefaults(t *testing.T) {
 		ShutdownTimeout: 30 * time.Second, HTTPReadHeader: 10 * time.Second, HTTPReadBody: time.Minute, HTTPIdle: 2 * time.Minute,
 		LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on",
 		QueueWorkers: 32, JobTTL: 24 * time.Hour, JobTimeout: 5 * time.Minute, JobRescueAfter: 6 * time.Minute,
-		LLMStructured: "json_schema", LLMConcurrency: 4, LLMContext: 32768, LLMMaxRetries: 2}
+		LLMStructured: "json_schema", LLMConcurrency: 4, LLMContext: 32768, LLMMaxRetries: 2,
+		SearxngTimeout: 15 * time.Second}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -62,6 +63,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"QUEUE_WORKERS": "0", "JOB_TTL": "1h", "JOB_TIMEOUT": "2m", "JOB_RESCUE_AFTER": "3m", "WEBHOOK_SECRET": "whsec",
 		"OPENAI_BASE_URL": "http://ollama:11434/v1/", "OPENAI_API_KEY": "sk-x", "MODEL_NAME": "qwen2.5:3b",
 		"LLM_STRUCTURED_OUTPUT": "PROMPT", "LLM_MAX_CONCURRENCY": "2", "LLM_CONTEXT_TOKENS": "8192", "LLM_MAX_RETRIES": "0",
+		"SEARXNG_ENDPOINT": "http://searxng:8080", "SEARXNG_TIMEOUT": "3s",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +82,8 @@ func TestLoadConfigOverrides(t *testing.T) {
 		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off",
 		QueueWorkers: 0, JobTTL: time.Hour, JobTimeout: 2 * time.Minute, JobRescueAfter: 3 * time.Minute, WebhookSecret: "whsec",
 		LLMBaseURL: "http://ollama:11434/v1", LLMAPIKey: "sk-x", LLMModel: "qwen2.5:3b", LLMStructured: "prompt",
-		LLMConcurrency: 2, LLMContext: 8192, LLMMaxRetries: 0}
+		LLMConcurrency: 2, LLMContext: 8192, LLMMaxRetries: 0,
+		SearxngEndpoint: "http://searxng:8080", SearxngTimeout: 3 * time.Second}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}
@@ -102,13 +105,13 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1", "MEDIA_TEAM_QUOTA_BYTES": "1GB", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
 		"ALLOW_TARGETS": "10.0.0.0/8,http://intranet", "BROWSER_PROXY_URL": "socks5://x:1",
 		"OPENAI_BASE_URL": "ollama:11434", "LLM_STRUCTURED_OUTPUT": "xml", "LLM_MAX_CONCURRENCY": "0", "LLM_CONTEXT_TOKENS": "10",
-		"LLM_MAX_RETRIES": "-1",
+		"LLM_MAX_RETRIES": "-1", "SEARXNG_ENDPOINT": "searxng:8080", "SEARXNG_TIMEOUT": "soon",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
 	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES", "MEDIA_TEAM_QUOTA_BYTES", "ALLOW_TARGETS", "BROWSER_PROXY_URL",
-		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES"} {
+		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES", "SEARXNG_ENDPOINT", "SEARXNG_TIMEOUT"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}

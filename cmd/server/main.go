@@ -46,6 +46,7 @@ import (
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/postgres"
 	"github.com/firegate/firegate/internal/store/sqlite"
@@ -281,6 +282,10 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	}
 	fetcher := fetch.New(fetch.Options{Policy: policy, MaxBodyBytes: cfg.FetchMaxBytes}, log)
 	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{MaxSitemapTotalBytes: cfg.SitemapMaxBytes}, log)
+	searcher, err := openSearch(cfg, log)
+	if err != nil {
+		return err
+	}
 	ledger := billing.NewLedger(st, log)
 	if obs.m != nil {
 		ledger.ObserveCharges(obs.m.ObserveCharge)
@@ -331,6 +336,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Scraper:          engine,
 		Parser:           engine,
 		Mapper:           mapper,
+		Searcher:         searcher,
 		Media:            mediaStore,
 		Auth:             auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
 		Ledger:           ledger,
@@ -647,4 +653,18 @@ func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, args []str
 	}
 	fmt.Fprintf(stdout, "team %s: limits set\n", team.Name)
 	return nil
+}
+
+// openSearch returns the searcher of POST /v2/search: SearXNG at
+// SEARXNG_ENDPOINT, or nil (search answers 400 SEARCH_NOT_CONFIGURED).
+func openSearch(cfg Config, log *slog.Logger) (httpapi.Searcher, error) {
+	if cfg.SearxngEndpoint == "" {
+		return nil, nil
+	}
+	b, err := search.NewSearXNG(search.SearXNGOptions{Endpoint: cfg.SearxngEndpoint, Timeout: cfg.SearxngTimeout})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("search engine configured", "searxng_endpoint", cfg.SearxngEndpoint)
+	return search.New(b, search.Options{}, log), nil
 }

@@ -72,6 +72,10 @@ type searchRequest struct {
 	ZDR           bool
 	Enterprise    []string
 	AsyncScraping bool
+	// Catalog is set for the alexandria source or domainTools (catalog
+	// features this server does not have); ThreatProtection for a
+	// threatProtection member.
+	Catalog, ThreatProtection bool
 }
 
 // isSearchRequestKey reports whether k is a top-level key of POST /v2/search.
@@ -79,7 +83,8 @@ func isSearchRequestKey(k string) bool {
 	switch k {
 	case "query", "limit", "sources", "categories", "includeDomains", "excludeDomains", "tbs", "filter",
 		"lang", "country", "location", "safe", "timeout", "ignoreInvalidURLs", "highlights", "enterprise",
-		"scrapeOptions", "asyncScraping", "zeroDataRetention", "origin", "integration":
+		"scrapeOptions", "asyncScraping", "zeroDataRetention", "origin", "integration",
+		"threatProtection", "domainTools", "toolDetail":
 		return true
 	}
 	return false
@@ -201,7 +206,7 @@ func (v *validator) searchRequest(m jsonObject) searchRequest {
 		req.Limit = int(n)
 	}
 	top := v.searchSettings(nil, m)
-	req.Sources = v.searchSources(m, top)
+	req.Sources = v.searchSources(m, top, &req.Catalog)
 	req.Categories = v.searchCategories(m)
 	req.IncludeDomains = v.domainList(nil, m, "includeDomains")
 	req.ExcludeDomains = v.domainList(nil, m, "excludeDomains")
@@ -227,6 +232,12 @@ func (v *validator) searchRequest(m jsonObject) searchRequest {
 		}
 	}
 	req.AsyncScraping = v.optBool(nil, m, "asyncScraping", false)
+	if present(m, "threatProtection") {
+		v.threatProtection([]any{"threatProtection"}, m.get("threatProtection"))
+		req.ThreatProtection = true
+	}
+	req.Catalog = req.Catalog || v.optBool(nil, m, "domainTools", false)
+	v.optEnum(nil, m, "toolDetail", "compact", "compact", "summary", "full")
 
 	if present(m, "scrapeOptions") {
 		p := []any{"scrapeOptions"}
@@ -249,7 +260,7 @@ func (v *validator) searchRequest(m jsonObject) searchRequest {
 
 // searchSources reads sources (default ["web"]): strings or objects, each
 // type at most once, with the top-level settings copied into web and news.
-func (v *validator) searchSources(m jsonObject, top searchSettings) []searchSource {
+func (v *validator) searchSources(m jsonObject, top searchSettings, catalog *bool) []searchSource {
 	mk := func(t string, own searchSettings) searchSource {
 		src := searchSource{Type: t}
 		lang, country, tr := own.resolve(top)
@@ -271,7 +282,7 @@ func (v *validator) searchSources(m jsonObject, top searchSettings) []searchSour
 		v.add(p, codeTooSmall, "Array must contain at least 1 element(s)")
 		return nil
 	}
-	types := []string{search.SourceWeb, search.SourceImages, search.SourceNews}
+	types := []string{search.SourceWeb, search.SourceImages, search.SourceNews, "alexandria"}
 	var out []searchSource
 	for i, item := range items {
 		ip := at(p, i)
@@ -306,6 +317,10 @@ func (v *validator) searchSources(m jsonObject, top searchSettings) []searchSour
 			own = v.searchSettings(ip, om)
 		default:
 			v.typeMismatch(ip, "string or object", kindOf(item))
+			continue
+		}
+		if t == "alexandria" {
+			*catalog = true
 			continue
 		}
 		if slices.ContainsFunc(out, func(s searchSource) bool { return s.Type == t }) {
@@ -368,6 +383,9 @@ var (
 	errSearchAsync = &Error{Status: http.StatusBadRequest, Code: "SEARCH_ASYNC_SCRAPING_NOT_SUPPORTED",
 		Message: "asyncScraping is not supported on this server: results are scraped before the search answers. Remove the field or set it to false.",
 		Details: []FieldError{{Path: []any{"asyncScraping"}, Message: "not supported", Code: "not_supported"}}}
+	errSearchThreatProtection = &Error{Status: http.StatusBadRequest, Code: "SEARCH_THREAT_PROTECTION_NOT_SUPPORTED",
+		Message: "threatProtection is not supported on this server: it has no threat intelligence provider. Remove the field.",
+		Details: []FieldError{{Path: []any{"threatProtection"}, Message: "not supported", Code: "not_supported"}}}
 	errSearchEnterprise = &Error{Status: http.StatusForbidden, Code: "FORBIDDEN",
 		Message: "Forbidden: enterprise search options are not enabled for this team"}
 )
@@ -479,7 +497,12 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if req.AsyncScraping {
+	switch {
+	case req.Catalog:
+		return errCatalogNotEnabled
+	case req.ThreatProtection:
+		return errSearchThreatProtection
+	case req.AsyncScraping:
 		return errSearchAsync
 	}
 	ctx := r.Context()

@@ -402,6 +402,9 @@ func TestSearchRefusals(t *testing.T) {
 		{`{"query":"q","scrapeOptions":{"formats":["markdown"],"zeroDataRetention":true}}`, 403, "ZDR_NOT_ENABLED"},
 		{`{"query":"q","enterprise":["anon"]}`, 403, "FORBIDDEN"},
 		{`{"query":"q","asyncScraping":true}`, 400, "SEARCH_ASYNC_SCRAPING_NOT_SUPPORTED"},
+		{`{"query":"q","threatProtection":{}}`, 400, "SEARCH_THREAT_PROTECTION_NOT_SUPPORTED"},
+		{`{"query":"q","sources":["web","alexandria"]}`, 403, "CATALOG_NOT_ENABLED"},
+		{`{"query":"q","domainTools":true,"toolDetail":"full"}`, 403, "CATALOG_NOT_ENABLED"},
 		// An option the engine cannot honour fails the whole search.
 		{`{"query":"q","scrapeOptions":{"formats":["markdown"],"threatProtection":{}}}`, 400, "SCRAPE_THREAT_PROTECTION_NOT_SUPPORTED"},
 	} {
