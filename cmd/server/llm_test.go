@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/firegate/firegate/internal/llm/llmtest"
 )
@@ -32,14 +33,27 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 			llmtest.Write(w, "A blue widget for 19.90 EUR.", &llmtest.Usage{PromptTokens: 80, CompletionTokens: 9})
 			return
 		}
+		if strings.Contains(r.System(), "List the colours") {
+			colour := "red"
+			if strings.Contains(r.LastUser(), "Blue Widget") {
+				colour = "blue"
+			}
+			llmtest.Write(w, `{"shop":"Widgets Inc","colours":["`+colour+`","green"]}`, nil)
+			return
+		}
 		llmtest.Write(w, `{"name":"Blue Widget","price":19.9,"currency":"EUR"}`, &llmtest.Usage{PromptTokens: 200, CompletionTokens: 15})
 	})
+	red := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<html><body><main><h1>Red Widget</h1><p>Price: 9 EUR.</p></main></body></html>`)
+	}))
+	defer red.Close()
 
 	dir := t.TempDir()
 	ctx := context.Background()
 	e := map[string]string{"DATA_DIR": dir}
 	var out bytes.Buffer
-	if err := run(ctx, []string{"keys", "create", "--team", "acme", "--credits", "20"}, env(e), &out, io.Discard); err != nil {
+	if err := run(ctx, []string{"keys", "create", "--team", "acme", "--credits", "40"}, env(e), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	key := strings.TrimSpace(out.String())
@@ -122,6 +136,56 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		t.Errorf("invalid schema: %d %v", status, body)
 	}
 
+	// Deprecated extract: a batch of the two pages with one json format,
+	// merged when polled.
+	extractBody := `{"urls":["` + site.URL + `","` + red.URL + `"],"prompt":"List the colours","showSources":true,` +
+		`"schema":{"type":"object","properties":{"shop":{"type":"string"},"colours":{"type":"array","items":{"type":"string"}}}}}`
+	req, _ := http.NewRequest(http.MethodPost, base+"/v2/extract", strings.NewReader(extractBody))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started struct {
+		Success bool   `json:"success"`
+		ID      string `json:"id"`
+	}
+	json.NewDecoder(resp.Body).Decode(&started)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !started.Success || started.ID == "" || resp.Header.Get("Deprecation") != "true" {
+		t.Fatalf("POST /v2/extract: %d %+v %v", resp.StatusCode, started, resp.Header)
+	}
+	var st struct {
+		Success     bool                `json:"success"`
+		Status      string              `json:"status"`
+		Data        map[string]any      `json:"data"`
+		Sources     map[string][]string `json:"sources"`
+		CreditsUsed int                 `json:"creditsUsed"`
+		ExpiresAt   string              `json:"expiresAt"`
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		req, _ := http.NewRequest(http.MethodGet, base+"/v2/extract/"+started.ID, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if st.Status != "processing" || time.Now().After(deadline) {
+			break
+		}
+	}
+	colours := fmt.Sprint(st.Data["colours"])
+	if st.Status != "completed" || st.Data["shop"] != "Widgets Inc" || !strings.Contains(colours, "blue") ||
+		!strings.Contains(colours, "red") || strings.Count(colours, "green") != 1 {
+		t.Errorf("extract status: %+v", st)
+	}
+	if len(st.Sources["colours"]) != 2 || st.CreditsUsed != 10 || st.ExpiresAt == "" {
+		t.Errorf("sources %v credits %d expiresAt %q", st.Sources, st.CreditsUsed, st.ExpiresAt)
+	}
+
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
@@ -130,8 +194,9 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 	if err := run(ctx, []string{"credits", "show", "--team", "acme"}, env(map[string]string{"DATA_DIR": dir}), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	// 20 - 5 (json) - 1 (markdown + summary); the failed request is free.
-	if got := strings.TrimSpace(out.String()); !strings.Contains(got, "14 of 20") {
+	// 40 - 5 (json) - 1 (markdown + summary) - 10 (extract: json on two
+	// pages); the failed request is free.
+	if got := strings.TrimSpace(out.String()); !strings.Contains(got, "24 of 40") {
 		t.Errorf("credits after: %q", got)
 	}
 }

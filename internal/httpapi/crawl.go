@@ -622,12 +622,14 @@ func (s *Server) jobRoutes(r chi.Router) {
 	r.Get("/batch/scrape/{id}", s.statusOrWatch(store.JobBatch))
 	r.Delete("/batch/scrape/{id}", s.handle(s.handleJobCancel(store.JobBatch)))
 	r.Get("/batch/scrape/{id}/errors", s.handle(s.handleJobErrors(store.JobBatch)))
+	r.Post("/extract", s.handle(s.handleExtract))
+	r.Get("/extract/{id}", s.handle(s.handleExtractStatus))
 }
 
 // isJobRoute reports whether a notImplemented pattern is served by
 // jobRoutes.
 func isJobRoute(p string) bool {
-	return strings.HasPrefix(p, "/crawl") || strings.HasPrefix(p, "/batch/scrape")
+	return strings.HasPrefix(p, "/crawl") || strings.HasPrefix(p, "/batch/scrape") || strings.HasPrefix(p, "/extract")
 }
 
 // statusOrWatch serves a job's status, or its watcher for a WebSocket

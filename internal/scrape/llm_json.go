@@ -323,3 +323,37 @@ func onlyDropsLines(in, out string) bool {
 	}
 	return true
 }
+
+// CheckSchema reports whether raw is a JSON schema the json format can
+// use; the error (wrapping ErrInvalidSchema) says what is wrong.
+func CheckSchema(raw json.RawMessage) error {
+	if _, err := llm.CompileSchema(raw); err != nil {
+		return &Failure{Kind: ErrInvalidSchema, Cause: err,
+			Msg: "Invalid JSON schema: " + strings.TrimPrefix(err.Error(), llm.ErrBadSchema.Error()+": ")}
+	}
+	return nil
+}
+
+// MergeJSON merges the json results of several pages as the parts of one
+// long page are merged (arrays concatenated without duplicates, other
+// values from the first result that has them) and validates the merge
+// against schema when one is given. ok is false when nothing valid is left.
+func MergeJSON(results []json.RawMessage, schema json.RawMessage) (merged json.RawMessage, ok bool) {
+	var s *llm.Schema
+	if len(schema) > 0 {
+		var err error
+		if s, err = llm.CompileSchema(schema); err != nil {
+			return nil, false
+		}
+	}
+	kept := results[:0:0]
+	for _, r := range results {
+		if len(r) > 0 && string(r) != "null" {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 1 && s != nil && s.Validate(kept[0]) != nil {
+		return nil, false
+	}
+	return mergeResults(kept, s)
+}

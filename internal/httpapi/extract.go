@@ -1,0 +1,285 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/store"
+)
+
+// POST /v2/extract runs as a batch scrape of its URLs with one json format
+// (the caller's schema, systemPrompt and prompt); GET /v2/extract/{id}
+// merges the pages' json results into one answer. The job is an ordinary
+// batch on the durable queue, so GET /v2/batch/scrape/{id} shows the pages.
+
+// maxExtractURLs is the reference's bound on urls.
+const maxExtractURLs = 10
+
+// extractRequest is a decoded, validated POST /v2/extract body.
+type extractRequest struct {
+	URLs        []string
+	InvalidURLs []string
+	Schema      json.RawMessage
+	ShowSources bool
+	Options     crawl.JobOptions
+}
+
+func isExtractKey(k string) bool {
+	switch k {
+	case "urls", "prompt", "systemPrompt", "schema", "limit", "ignoreSitemap", "includeSubdomains",
+		"allowExternalLinks", "enableWebSearch", "showSources", "scrapeOptions", "ignoreInvalidURLs",
+		"timeout", "webhook", "urlTrace", "origin", "integration", "agent", "threatProtection", "__experimental_cacheMode":
+		return true
+	}
+	return false
+}
+
+func extractUnsupported(field, msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "EXTRACT_OPTION_NOT_SUPPORTED", Message: msg,
+		Details: []FieldError{{Path: []any{field}, Message: msg, Code: "not_supported"}}}
+}
+
+// decodeExtractRequest reads and validates a POST /v2/extract body.
+func decodeExtractRequest(r *http.Request) (extractRequest, error) {
+	m, apiErr := readJSONObject(r.Body)
+	if apiErr != nil {
+		return extractRequest{}, apiErr
+	}
+	var v validator
+	v.checkKeys(nil, m, isExtractKey)
+	var req extractRequest
+	lenient := v.optBool(nil, m, "ignoreInvalidURLs", true)
+	glob := false
+	if p := []any{"urls"}; present(m, "urls") {
+		if items, ok := v.array(p, m.get("urls")); ok {
+			if len(items) > maxExtractURLs {
+				v.add(p, codeTooBig, "Array must contain at most 10 element(s)")
+			}
+			for i, raw := range items {
+				s, ok := v.str(at(p, i), raw)
+				if !ok {
+					continue
+				}
+				if strings.HasSuffix(s, "/*") {
+					glob = true
+				}
+				u, ok := normalizeURL(strings.TrimSuffix(s, "/*"))
+				switch {
+				case ok:
+					req.URLs = append(req.URLs, u)
+				case lenient:
+					req.InvalidURLs = append(req.InvalidURLs, s)
+				default:
+					v.addCustom(at(p, i), codeInvalidString, msgInvalidURL)
+				}
+			}
+		}
+	}
+	prompt, _ := v.optPrompt(nil, m, "prompt")
+	system, _ := v.optPrompt(nil, m, "systemPrompt")
+	req.Schema = v.schema(nil, m)
+	req.ShowSources = v.optBool(nil, m, "showSources", false)
+	v.optBool(nil, m, "ignoreSitemap", false)
+	v.optBool(nil, m, "includeSubdomains", true)
+	v.optBool(nil, m, "allowExternalLinks", false)
+	v.optBool(nil, m, "urlTrace", false)
+	webSearch := v.optBool(nil, m, "enableWebSearch", false)
+	origin, integration := v.bookkeeping(nil, m)
+	var opts scrape.Options
+	if present(m, "scrapeOptions") {
+		opts = v.nestedScrapeOptions([]any{"scrapeOptions"}, m.get("scrapeOptions"))
+	} else {
+		opts = v.scrapeOptions([]any{"scrapeOptions"}, nil)
+	}
+	if present(m, "timeout") {
+		opts.Timeout = v.timeout(nil, m)
+	}
+	if err := v.err(); err != nil {
+		return req, err
+	}
+	switch {
+	case prompt == "" && len(req.Schema) == 0:
+		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "Either prompt or schema is required",
+			Details: []FieldError{{Path: []any{"prompt"}, Message: "Either prompt or schema is required", Code: codeCustom}}}
+	case webSearch:
+		return req, extractUnsupported("enableWebSearch", "enableWebSearch is not supported by this server yet; send the urls to extract from")
+	case glob:
+		return req, extractUnsupported("urls", "URL globs (/*) are not supported by this server yet; list the pages to extract from")
+	case present(m, "webhook"):
+		return req, extractUnsupported("webhook", "Extract webhooks are not supported by this server yet; poll GET /v2/extract/{id}")
+	case present(m, "threatProtection"):
+		return req, extractUnsupported("threatProtection", "Threat protection is not available on this server")
+	case len(req.URLs) == 0:
+		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "urls is required on this server (it has no web search)",
+			Details: []FieldError{{Path: []any{"urls"}, Message: "urls is required", Code: codeCustom}}}
+	}
+	if len(req.Schema) > 0 {
+		if err := scrape.CheckSchema(req.Schema); err != nil {
+			var f *scrape.Failure
+			errors.As(err, &f)
+			return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: f.Msg,
+				Details: []FieldError{{Path: []any{"schema"}, Message: f.Msg, Code: codeCustom}}}
+		}
+	}
+	if system != "" && prompt != "" {
+		prompt = system + "\n\n" + prompt
+	} else if system != "" {
+		prompt = system
+	}
+	opts.Formats = []scrape.Format{{Type: scrape.FormatJSON, Schema: req.Schema, Prompt: prompt}}
+	opts.Origin, opts.Integration = origin, integration
+	req.Options.Scrape = opts
+	return req, nil
+}
+
+// deprecated marks a response of the deprecated extract routes.
+func deprecated(w http.ResponseWriter) {
+	w.Header().Set("Deprecation", "true")
+	w.Header().Set("Link", `</v2/scrape>; rel="successor-version"`)
+	w.Header().Set("Warning", `299 - "The extract endpoint is deprecated; use POST /v2/scrape with a json format."`)
+}
+
+var errExtractNoLLM = &Error{Status: http.StatusBadRequest, Code: "SCRAPE_LLM_NOT_CONFIGURED",
+	Message: "extract needs a language model, and this server has none configured (set OPENAI_BASE_URL and MODEL_NAME)"}
+
+// handleExtract serves POST /v2/extract.
+func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
+	deprecated(w)
+	if s.jobs == nil {
+		return handleNotImplemented(w, r)
+	}
+	if !s.llmOK {
+		return errExtractNoLLM
+	}
+	req, err := decodeExtractRequest(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	team := teamFrom(ctx)
+	if req.Options.Scrape.ZeroDataRetention {
+		return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST",
+			Message: "Your team has zero data retention enabled. This is not supported on extract."}
+	}
+	if err := s.rateLimited(ctx, team, limits.ClassAgent); err != nil {
+		return err
+	}
+	if err := s.checkCredits(ctx, team, billing.MinExtract); err != nil {
+		return err
+	}
+	req.Options.TeamConcurrency = s.concurrencyLimit(team)
+	if req.ShowSources {
+		req.Options.Request = json.RawMessage(`{"showSources":true}`)
+	}
+	id := crawl.NewJobID()
+	job := store.Job{ID: id, TeamID: team.ID, APIKeyID: team.APIKeyID}
+	if err := s.jobs.StartBatch(ctx, job, req.Options, req.URLs); err != nil {
+		return err
+	}
+	s.log.InfoContext(ctx, "extract queued", "request_id", requestIDFrom(ctx), "team_id", team.ID, "job_id", id, "urls", len(req.URLs))
+	resp := map[string]any{"success": true, "id": id, "urlTrace": []string{}}
+	if req.InvalidURLs != nil {
+		resp["invalidURLs"] = req.InvalidURLs
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+var errExtractNotFound = &Error{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: "Extract job not found"}
+
+// extractStatus is the body of GET /v2/extract/{id}.
+type extractStatus struct {
+	Success     bool                `json:"success"`
+	Status      string              `json:"status"`
+	Data        json.RawMessage     `json:"data"`
+	Error       string              `json:"error,omitempty"`
+	ExpiresAt   string              `json:"expiresAt"`
+	Sources     map[string][]string `json:"sources,omitempty"`
+	CreditsUsed int64               `json:"creditsUsed"`
+	Warning     string              `json:"warning,omitempty"`
+}
+
+// handleExtractStatus serves GET /v2/extract/{id}.
+func (s *Server) handleExtractStatus(w http.ResponseWriter, r *http.Request) error {
+	deprecated(w)
+	ctx := r.Context()
+	j, err := s.ownJob(r, store.JobBatch)
+	if errors.Is(err, errCrawlNotFound) {
+		return errExtractNotFound
+	}
+	if err != nil {
+		return err
+	}
+	var o crawl.JobOptions
+	if err := json.Unmarshal(j.Options, &o); err != nil || len(o.Scrape.Formats) != 1 || o.Scrape.Formats[0].Type != scrape.FormatJSON {
+		return errExtractNotFound // a batch scrape, not an extract
+	}
+	resp := extractStatus{Success: true, Data: json.RawMessage("null"), ExpiresAt: isoTime(j.ExpiresAt), CreditsUsed: j.CreditsUsed}
+	switch j.Status {
+	case store.JobScraping:
+		resp.Status = "processing"
+	case store.JobCompleted:
+		resp.Status = "completed"
+	case store.JobCancelled:
+		resp.Status = "cancelled"
+	default:
+		resp.Status, resp.Success, resp.Error = "failed", false, j.Error
+	}
+	if resp.Status != "completed" {
+		writeJSON(w, http.StatusOK, resp)
+		return nil
+	}
+	docs, err := s.jobStore.Documents(ctx, j.ID, 0, maxExtractURLs*10)
+	if err != nil {
+		return err
+	}
+	var results []json.RawMessage
+	sources := map[string][]string{}
+	for _, d := range docs {
+		var doc struct {
+			JSON     json.RawMessage `json:"json"`
+			Metadata struct {
+				SourceURL string `json:"sourceURL"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal(d, &doc) != nil || len(doc.JSON) == 0 || string(doc.JSON) == "null" {
+			continue
+		}
+		results = append(results, doc.JSON)
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(doc.JSON, &fields) == nil {
+			for k, v := range fields {
+				if s := string(v); s != "null" && s != `""` && s != "[]" {
+					sources[k] = append(sources[k], doc.Metadata.SourceURL)
+				}
+			}
+		}
+	}
+	merged, ok := scrape.MergeJSON(results, o.Scrape.Formats[0].Schema)
+	switch {
+	case ok:
+		resp.Data = merged
+	case len(results) == 0:
+		resp.Warning = "No page yielded data: every page failed or its extraction was invalid (see GET /v2/batch/scrape/" + j.ID + "/errors)."
+	default:
+		resp.Warning = "The pages' results could not be merged into data matching the schema."
+	}
+	if showSources(o.Request) {
+		resp.Sources = sources
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+func showSources(req json.RawMessage) bool {
+	var m struct {
+		ShowSources bool `json:"showSources"`
+	}
+	return json.Unmarshal(req, &m) == nil && m.ShowSources
+}
