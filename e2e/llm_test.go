@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firegate/firegate/internal/llm/llmtest"
+)
+
+// scriptedModel answers like a model that read the lighthouse article:
+// from the schema's properties for json, from the instructions otherwise.
+func scriptedModel(w http.ResponseWriter, r llmtest.Request) {
+	sys := r.System()
+	switch {
+	case strings.Contains(sys, "Summarize"):
+		llmtest.Write(w, "A keeper tends a lighthouse lamp for forty years.", nil)
+	case strings.Contains(sys, "Question: How long"):
+		llmtest.Write(w, "Forty years.", &llmtest.Usage{PromptTokens: 150, CompletionTokens: 3})
+	case strings.Contains(sys, "Query: ships"):
+		llmtest.Write(w, "Ships passed in the night and never knew her name, but they knew her light.", nil)
+	case strings.Contains(string(r.ResponseFormat), `"keeper"`):
+		llmtest.Write(w, `{"keeper":"she","years":40}`, nil)
+	case strings.Contains(string(r.ResponseFormat), `"tags"`):
+		llmtest.Write(w, `{"tags":["sea","night"]}`, nil)
+	default:
+		llmtest.Write(w, `{"unexpected":true}`, nil)
+	}
+}
+
+// TestJavaScriptSDKLanguageModel runs the SDK's scrape (json from a zod and
+// a plain schema, summary, question, highlights) and extract against the
+// built server, whose OPENAI_BASE_URL is a scripted endpoint on loopback,
+// then checks what the model was sent.
+func TestJavaScriptSDKLanguageModel(t *testing.T) {
+	if _, err := os.Stat("sdk/node_modules/zod"); err != nil {
+		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("the SDK is not installed: run (cd e2e/sdk && npm install)")
+		}
+		t.Skip("the SDK is not installed: run (cd e2e/sdk && npm install)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found")
+	}
+	site := targetSite(t)
+	model := llmtest.NewReplying(t, scriptedModel)
+	srv := startServer(t, "OPENAI_BASE_URL="+model.BaseURL, "MODEL_NAME=scripted", "OPENAI_API_KEY=sk-e2e")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "llm.test.mjs")
+	cmd.Dir = "sdk"
+	cmd.Env = append(os.Environ(), "API_URL="+srv.url, "API_KEY="+testKey, "PAGE_URL="+site.URL+"/article")
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test:\n%s", out)
+	if err != nil {
+		t.Fatalf("SDK test failed: %v", err)
+	}
+
+	var sawZod bool
+	for _, r := range model.Requests() {
+		if r.Model != "scripted" || r.Auth != "Bearer sk-e2e" {
+			t.Errorf("model %q auth %q", r.Model, r.Auth)
+		}
+		if !strings.Contains(r.LastUser(), "For forty years she kept the lamp burning") || strings.Contains(r.System(), "forty years she kept") {
+			t.Errorf("the page is not (only) in the data message: system %q", r.System())
+		}
+		var rf struct {
+			Type       string `json:"type"`
+			JSONSchema struct {
+				Schema map[string]any `json:"schema"`
+			} `json:"json_schema"`
+		}
+		if len(r.ResponseFormat) > 0 {
+			json.Unmarshal(r.ResponseFormat, &rf)
+			props, _ := rf.JSONSchema.Schema["properties"].(map[string]any)
+			if _, ok := props["keeper"]; ok && rf.Type == "json_schema" {
+				_, years := props["years"]
+				sawZod = years && strings.Contains(r.System(), "Who kept the lamp")
+			}
+		}
+	}
+	if !sawZod {
+		t.Error("the zod schema and prompt did not reach the model as response_format json_schema")
+	}
+}

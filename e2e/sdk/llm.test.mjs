@@ -1,0 +1,67 @@
+// Drives the language model formats and extract of a running server with
+// the official JavaScript SDK, unchanged. The server's OPENAI_BASE_URL is
+// a scripted OpenAI-compatible endpoint (see e2e/llm_test.go) that answers
+// from the schema and instructions it receives.
+// Env: API_URL, API_KEY, PAGE_URL (the lighthouse article).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import Firecrawl from "@mendable/firecrawl-js";
+import { z } from "zod";
+
+const app = () => new Firecrawl({ apiKey: process.env.API_KEY, apiUrl: process.env.API_URL });
+const page = process.env.PAGE_URL;
+
+test("scrape with a json format from a zod schema", async () => {
+  const schema = z.object({ keeper: z.string(), years: z.number() });
+  const doc = await app().scrape(page, {
+    formats: [{ type: "json", schema, prompt: "Who kept the lamp, and for how long?" }],
+  });
+  assert.deepEqual(doc.json, { keeper: "she", years: 40 });
+  assert.equal(doc.markdown, undefined);
+  assert.equal(doc.metadata.creditsUsed, 5);
+  // What the server sent the model is checked by the Go test.
+});
+
+test("scrape with a json format from a plain JSON schema, with markdown", async () => {
+  const doc = await app().scrape(page, {
+    formats: ["markdown", { type: "json", schema: { type: "object", properties: { tags: { type: "array", items: { type: "string" } } }, required: ["tags"] } }],
+  });
+  assert.deepEqual(doc.json, { tags: ["sea", "night"] });
+  assert.match(doc.markdown, /# The Lighthouse Keeper/);
+});
+
+test("scrape with summary, question and highlights", async () => {
+  const doc = await app().scrape(page, {
+    formats: ["summary", { type: "question", question: "How long did she keep the lamp?" }, { type: "highlights", query: "ships" }],
+  });
+  assert.equal(doc.summary, "A keeper tends a lighthouse lamp for forty years.");
+  assert.equal(doc.answer, "Forty years.");
+  assert.equal(doc.highlights, "Ships passed in the night and never knew her name, but they knew her light.");
+  assert.equal(doc.metadata.creditsUsed, 9);
+});
+
+test("extract over two URLs merges the pages' results", async () => {
+  const res = await app().extract({
+    urls: [page, page + "?copy=2"],
+    prompt: "The tags of the story",
+    schema: z.object({ tags: z.array(z.string()) }),
+    showSources: true,
+    pollInterval: 1,
+    timeout: 60,
+  });
+  assert.equal(res.success, true, JSON.stringify(res));
+  assert.equal(res.status, "completed");
+  assert.deepEqual(res.data, { tags: ["sea", "night"] });
+  assert.equal(res.sources.tags.length, 2);
+  assert.equal(res.creditsUsed, 10);
+});
+
+test("an invalid schema is a clear error", async () => {
+  await assert.rejects(
+    app().scrape(page, { formats: [{ type: "json", schema: { type: "objekt" } }] }),
+    (err) => {
+      assert.match(String(err.message), /Invalid JSON schema/);
+      return true;
+    },
+  );
+});
