@@ -24,7 +24,7 @@ import (
 
 // searchSite serves the pages search results point at: two articles, a
 // page that answers 404 and one that never answers.
-func searchSite(t *testing.T) *httptest.Server {
+func searchSite(t testing.TB) *httptest.Server {
 	t.Helper()
 	mux := http.NewServeMux()
 	page := func(title, text string) http.HandlerFunc {
