@@ -242,8 +242,7 @@ func (v *validator) searchRequest(m jsonObject) searchRequest {
 	if present(m, "scrapeOptions") {
 		p := []any{"scrapeOptions"}
 		req.Scrape = v.nestedScrapeOptions(p, m.get("scrapeOptions"))
-		so, _ := v.object(nil, m.get("scrapeOptions"))
-		if !present(so, "formats") {
+		if so, ok := splitObject(m.get("scrapeOptions")); !ok || !present(so, "formats") {
 			req.Scrape.Formats = nil // search's default: do not scrape
 		}
 		for i, f := range req.Scrape.Formats {

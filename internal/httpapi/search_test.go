@@ -347,6 +347,7 @@ func TestSearchValidation(t *testing.T) {
 		{`{"query":"q","scrapeOptions":{"formats":["markdown"],"waitFor":-1}}`, `["scrapeOptions","waitFor"]`, codeTooSmall},
 		{`{"query":"q","scrapeOptions":{"nope":1}}`, `["scrapeOptions","nope"]`, codeUnrecognizedKeys},
 		{`{"query":"q","num":5}`, `["num"]`, codeUnrecognizedKeys},
+		{`{"query":"q","scrapeOptions":"markdown"}`, `["scrapeOptions"]`, codeInvalidType},
 	} {
 		rec, got := do(t, s, http.MethodPost, "/v2/search", goodKey, tc.body)
 		details, _ := json.Marshal(got["details"])
