@@ -48,6 +48,7 @@ var errorTable = []mapping{
 	{scrape.ErrSite, http.StatusInternalServerError, "SCRAPE_SITE_ERROR", ""},
 	{scrape.ErrInvalidSchema, http.StatusUnprocessableEntity, "SCRAPE_JSON_SCHEMA_INVALID", ""},
 	{scrape.ErrLLMUnavailable, http.StatusBadGateway, "SCRAPE_LLM_UNAVAILABLE", ""},
+	{scrape.ErrPromptInjection, http.StatusForbidden, "SCRAPE_PROMPT_INJECTION_DETECTED", ""},
 	{crawl.ErrTimeout, http.StatusRequestTimeout, "MAP_TIMEOUT", "The map operation timed out before it finished. Raise timeout, lower limit, or set sitemap to skip or only."},
 	{crawl.ErrBlocked, http.StatusForbidden, "MAP_TARGET_NOT_ALLOWED", "Forbidden: the URL resolves to a private or otherwise non-public address, which this server does not fetch."},
 	{crawl.ErrUnreachable, http.StatusInternalServerError, "MAP_FAILED", "Map failed: the start URL could not be fetched and no sitemap of the site listed any URL."},

@@ -92,3 +92,18 @@ func TestExtractRoutesWithoutModel(t *testing.T) {
 		t.Errorf("GET /v2/extract/nope: %d", code)
 	}
 }
+
+func TestJSONFormatCheckPromptInjection(t *testing.T) {
+	t.Parallel()
+	req, err := decodeScrapeRequest(strings.NewReader(`{"url":"https://example.com","formats":[{"type":"json","prompt":"p","checkPromptInjection":true}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := req.Options.Formats[0]; !f.CheckPromptInjection || f.Prompt != "p" {
+		t.Errorf("format %+v", f)
+	}
+	_, err = decodeScrapeRequest(strings.NewReader(`{"url":"https://example.com","formats":[{"type":"json","checkPromptInjection":"yes"}]}`))
+	if e := toAPIError(err); e.Status != http.StatusBadRequest {
+		t.Errorf("non-boolean checkPromptInjection: %v", err)
+	}
+}

@@ -432,7 +432,7 @@ func formatFields(t string) ([]string, bool) {
 		scrape.FormatProduct, scrape.FormatMenu, scrape.FormatAudio, scrape.FormatVideo:
 		return nil, true
 	case scrape.FormatJSON, scrape.FormatDeterministicJSON:
-		return []string{"schema", "prompt"}, true
+		return []string{"schema", "prompt", "checkPromptInjection"}, true
 	case scrape.FormatChangeTracking:
 		return []string{"modes", "schema", "prompt", "tag"}, true
 	case scrape.FormatScreenshot:
@@ -534,6 +534,7 @@ func (v *validator) format(path []any, raw json.RawMessage) (scrape.Format, bool
 	case scrape.FormatJSON, scrape.FormatDeterministicJSON:
 		f.Schema = v.schema(path, m)
 		f.Prompt, _ = v.optPrompt(path, m, "prompt")
+		f.CheckPromptInjection = v.optBool(path, m, "checkPromptInjection", false)
 	case scrape.FormatChangeTracking:
 		f.Modes = []string{}
 		if present(m, "modes") {

@@ -114,6 +114,9 @@ func (e *Engine) runLLM(ctx context.Context, plan *llmPlan, doc *Document) error
 	if doc.Markdown != nil {
 		md = *doc.Markdown
 	}
+	if err := guardPage(plan, md, doc); err != nil {
+		return err
+	}
 	if plan.cleanContent {
 		md = e.cleanContent(ctx, md, doc)
 		if doc.Markdown != nil {

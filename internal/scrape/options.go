@@ -77,6 +77,9 @@ type Format struct {
 	// json, deterministicJson, changeTracking
 	Schema json.RawMessage
 	Prompt string
+	// json: abort with ErrPromptInjection when the page tries to steer the
+	// model (see DetectPromptInjection).
+	CheckPromptInjection bool `json:",omitempty"`
 	// changeTracking
 	Modes []string
 	Tag   *string
