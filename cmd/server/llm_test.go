@@ -33,6 +33,14 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 			llmtest.Write(w, "A blue widget for 19.90 EUR.", &llmtest.Usage{PromptTokens: 80, CompletionTokens: 9})
 			return
 		}
+		if strings.Contains(r.System(), "description of a web crawl") {
+			if strings.Contains(r.LastUser(), "broken") {
+				llmtest.Write(w, `{"includePaths":["(unclosed"]}`, nil)
+				return
+			}
+			llmtest.Write(w, `{"includePaths":["^/blog/.*"],"limit":5,"sitemap":"skip"}`, nil)
+			return
+		}
 		if strings.Contains(r.System(), "List the colours") {
 			colour := "red"
 			if strings.Contains(r.LastUser(), "Blue Widget") {
@@ -184,6 +192,39 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 	}
 	if len(st.Sources["colours"]) != 2 || st.CreditsUsed != 10 || st.ExpiresAt == "" {
 		t.Errorf("sources %v credits %d expiresAt %q", st.Sources, st.CreditsUsed, st.ExpiresAt)
+	}
+
+	// A crawl prompt: the model's options under the caller's own fields,
+	// checked by the crawl validator; params-preview shows them.
+	send := func(path, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	status, body = send("/v2/crawl/params-preview", `{"url":"`+site.URL+`","prompt":"only the blog, five pages"}`)
+	if d, _ := body["data"].(map[string]any); status != 200 || d["limit"] != 5.0 || fmt.Sprint(d["includePaths"]) != "[^/blog/.*]" || d["url"] != site.URL {
+		t.Errorf("params-preview: %d %v", status, body)
+	}
+	// The crawls start at an address nothing listens on: they fail at once
+	// and charge nothing, keeping the credit count below exact.
+	status, body = send("/v2/crawl", `{"url":"http://127.0.0.1:1/","prompt":"only the blog, five pages","limit":2}`)
+	final, _ := body["finalCrawlerOptions"].(map[string]any)
+	gen, _ := body["promptGeneratedOptions"].(map[string]any)
+	if status != 200 || final["limit"] != 2.0 || fmt.Sprint(final["includePaths"]) != "[^/blog/.*]" || final["sitemap"] != "skip" || gen["limit"] != 5.0 {
+		t.Errorf("crawl with prompt: %d %v", status, body)
+	}
+	status, body = send("/v2/crawl", `{"url":"http://127.0.0.1:1/","prompt":"something broken"}`)
+	if status != 400 || body["code"] != "CRAWL_PROMPT_FAILED" {
+		t.Errorf("invalid generated options: %d %v", status, body)
 	}
 
 	cancel()

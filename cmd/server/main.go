@@ -154,7 +154,7 @@ func openRedisBacked(cfg Config, log *slog.Logger) (cache.Cache, limits.Limiter,
 
 // newLLM returns the language model client, or nil (no model formats)
 // when no endpoint is configured.
-func newLLM(cfg Config, log *slog.Logger) (scrape.LLM, error) {
+func newLLM(cfg Config, log *slog.Logger) (*llm.Client, error) {
 	if !cfg.LLMConfigured() {
 		log.Info("no language model configured: json, summary, question, highlights and onlyCleanContent answer 400 SCRAPE_LLM_NOT_CONFIGURED")
 		return nil, nil
@@ -298,9 +298,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if err != nil {
 		return err
 	}
+	var engineModel scrape.LLM // stays a nil interface without a model
+	var apiModel httpapi.Model
+	if model != nil {
+		engineModel, apiModel = model, model
+	}
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
-		Profiles: profileStore{st}, Locker: locker, Metrics: obs.scrape, LLM: model, LLMContextTokens: cfg.LLMContext})
+		Profiles: profileStore{st}, Locker: locker, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
 	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
 		Ledger: ledger, Limiter: limiter, Describe: httpapi.Describe}
 	if obs.m != nil {
@@ -333,7 +338,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Jobs:             jobsRT.runner,
 		JobStore:         jobsRT.store,
 		PublicURL:        cfg.PublicURL,
-		LLMConfigured:    model != nil,
+		Model:            apiModel,
 		Scraper:          engine,
 		Parser:           engine,
 		Mapper:           mapper,

@@ -175,6 +175,10 @@ type startResponse struct {
 	ID          string   `json:"id"`
 	URL         string   `json:"url"`
 	InvalidURLs []string `json:"invalidURLs,omitzero"` // nil: absent; empty: []
+	// With a crawl prompt: what the model derived, and the options used
+	// (the caller's own fields win).
+	PromptGeneratedOptions json.RawMessage `json:"promptGeneratedOptions,omitempty"`
+	FinalCrawlerOptions    json.RawMessage `json:"finalCrawlerOptions,omitempty"`
 }
 
 // handleCrawl serves POST /v2/crawl.
@@ -182,15 +186,33 @@ func (s *Server) handleCrawl(w http.ResponseWriter, r *http.Request) error {
 	if s.jobs == nil {
 		return handleNotImplemented(w, r)
 	}
-	req, err := decodeCrawlRequest(r.Body)
-	if err != nil {
+	fields, apiErr := readJSONObject(r.Body)
+	if apiErr != nil {
+		return apiErr
+	}
+	var v validator
+	req := v.crawlRequest(fields)
+	if err := v.err(); err != nil {
 		return err
 	}
-	if req.Prompt != "" {
-		return &Error{Status: http.StatusBadRequest, Code: "CRAWL_PROMPT_NOT_SUPPORTED", Message: msgPromptNoLLM,
-			Details: []FieldError{{Path: []any{"prompt"}, Message: msgPromptNoLLM, Code: "not_supported"}}}
-	}
 	ctx := r.Context()
+	var generated json.RawMessage
+	if req.Prompt != "" {
+		if s.model == nil {
+			return &Error{Status: http.StatusBadRequest, Code: "CRAWL_PROMPT_NOT_SUPPORTED", Message: msgPromptNoLLM,
+				Details: []FieldError{{Path: []any{"prompt"}, Message: msgPromptNoLLM, Code: "not_supported"}}}
+		}
+		gen, raw, err := s.crawlOptionsFromPrompt(ctx, req.URL, req.Prompt)
+		if err != nil {
+			return err
+		}
+		var v validator
+		req = v.crawlRequest(mergeUnder(fields, gen))
+		if err := v.err(); err != nil {
+			return err
+		}
+		generated = raw
+	}
 	team := teamFrom(ctx)
 	if req.ZDR && !team.Unlimited && !team.Limits.ZeroDataRetention {
 		return errZDRNotEnabled
@@ -227,7 +249,11 @@ func (s *Server) handleCrawl(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.log.InfoContext(ctx, "crawl queued", "request_id", requestIDFrom(ctx), "team_id", team.ID, "job_id", id,
 		"url", logURL(req.URL, req.ZDR), "limit", limit)
-	writeJSON(w, http.StatusOK, startResponse{Success: true, ID: id, URL: s.baseURL(r) + "/v2/crawl/" + id})
+	resp := startResponse{Success: true, ID: id, URL: s.baseURL(r) + "/v2/crawl/" + id}
+	if generated != nil {
+		resp.PromptGeneratedOptions, resp.FinalCrawlerOptions = generated, req.Options.Request
+	}
+	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
 
@@ -601,12 +627,6 @@ func scrapeOptionsEcho(o crawl.JobOptions) map[string]any {
 		"mobile": so.Mobile, "timeout": so.Timeout.Milliseconds(), "removeBase64Images": so.RemoveBase64Images,
 		"blockAds": so.BlockAds, "storeInCache": so.StoreInCache, "maxAge": so.MaxAge.Milliseconds(),
 	}
-}
-
-// handleParamsPreview serves POST /v2/crawl/params-preview: it needs an
-// LLM, which this server does not have.
-func (s *Server) handleParamsPreview(w http.ResponseWriter, r *http.Request) error {
-	return &Error{Status: http.StatusNotImplemented, Code: "CRAWL_PROMPT_NOT_SUPPORTED", Message: msgPromptNoLLM}
 }
 
 // jobRoutes registers the crawl and batch scrape routes.

@@ -154,7 +154,7 @@ func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
 	if s.jobs == nil {
 		return handleNotImplemented(w, r)
 	}
-	if !s.llmOK {
+	if s.model == nil {
 		return errExtractNoLLM
 	}
 	req, err := decodeExtractRequest(r)

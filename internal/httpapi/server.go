@@ -90,9 +90,10 @@ type Deps struct {
 	// request from it answers 429 AUTH_RATE_LIMITED until the minute ends;
 	// 0 = no limit.
 	AuthFailureLimit int
-	// LLMConfigured says a language model is configured; without one POST
-	// /v2/extract answers 400 SCRAPE_LLM_NOT_CONFIGURED.
-	LLMConfigured bool
+	// Model is the language model for the crawl prompt and params-preview;
+	// nil means none is configured: those and POST /v2/extract answer that
+	// (the scrape formats are the Scraper's business).
+	Model Model
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// (TRUSTED_PROXIES); from anyone else the header is ignored.
 	TrustedProxies []netip.Prefix
@@ -131,7 +132,7 @@ type Server struct {
 	watchers       *watchHub
 	authFails      *authFailures // nil: no limit
 	trustedProxies []netip.Prefix
-	llmOK          bool
+	model          Model
 	lastOK         sync.Map // team id -> time.Time of the last successful scrape
 }
 
@@ -141,7 +142,7 @@ func New(d Deps) *Server {
 		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper, searcher: d.Searcher,
 		jobs: d.Jobs, jobStore: d.JobStore, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
-		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, llmOK: d.LLMConfigured}
+		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model}
 	if d.AuthFailureLimit > 0 {
 		s.authFails = newAuthFailures(d.AuthFailureLimit)
 	}

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -83,4 +84,21 @@ func describe(ve *jsonschema.ValidationError) string {
 		lines = append(lines[:20], fmt.Sprintf("(%d more)", len(lines)-20))
 	}
 	return "the JSON does not match the schema: " + strings.Join(lines, "; ")
+}
+
+// JSONFromText asks the model for a JSON value matching schema from
+// instructions and input (passed as separate messages), validated and
+// retried once like CompleteJSON. It is the shape small callers need
+// (turning a sentence into options) without the message plumbing.
+func (c *Client) JSONFromText(ctx context.Context, instructions, input string, schema json.RawMessage) (json.RawMessage, error) {
+	s, err := CompileSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.CompleteJSON(ctx, JSONRequest{Schema: s, SchemaName: "options", Request: Request{Purpose: "options",
+		Messages: []Message{{Role: "system", Content: instructions}, {Role: "user", Content: input}}}})
+	if err != nil {
+		return nil, err
+	}
+	return resp.JSON, nil
 }
