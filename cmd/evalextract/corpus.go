@@ -1,0 +1,106 @@
+package main
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Page is one corpus page with its ground truth.
+type Page struct {
+	ID      string
+	URL     string
+	Type    string
+	HTML    []byte
+	Text    string   // ground_truth.main_content
+	With    []string // snippets the extraction must contain
+	Without []string // boilerplate snippets it must not contain
+	Holdout bool     // in the held-out fifth (by domain)
+}
+
+type groundTruth struct {
+	URL      string `json:"url"`
+	Internal struct {
+		PageType struct {
+			Primary string `json:"primary"`
+		} `json:"page_type"`
+	} `json:"_internal"`
+	GroundTruth struct {
+		MainContent string   `json:"main_content"`
+		With        []string `json:"with"`
+		Without     []string `json:"without"`
+	} `json:"ground_truth"`
+}
+
+// LoadCorpus reads dir/ground-truth/*.json and the matching
+// dir/html/*.html.gz, in file order. Each page's domain decides whether it
+// is held out.
+func LoadCorpus(dir string) ([]Page, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "ground-truth", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no ground-truth/*.json under %s", dir)
+	}
+	sort.Strings(files)
+	pages := make([]Page, 0, len(files))
+	for _, f := range files {
+		id := strings.TrimSuffix(filepath.Base(f), ".json")
+		p, err := loadPage(dir, id)
+		if err != nil {
+			return nil, err
+		}
+		pages = append(pages, p)
+	}
+	return pages, nil
+}
+
+func loadPage(dir, id string) (Page, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "ground-truth", id+".json"))
+	if err != nil {
+		return Page{}, err
+	}
+	var gt groundTruth
+	if err := json.Unmarshal(b, &gt); err != nil {
+		return Page{}, fmt.Errorf("%s: %w", id, err)
+	}
+	f, err := os.Open(filepath.Join(dir, "html", id+".html.gz"))
+	if err != nil {
+		return Page{}, err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return Page{}, fmt.Errorf("%s: %w", id, err)
+	}
+	h, err := io.ReadAll(z)
+	if err != nil {
+		return Page{}, fmt.Errorf("%s: %w", id, err)
+	}
+	return Page{
+		ID: id, URL: gt.URL, Type: gt.Internal.PageType.Primary, HTML: h,
+		Text: gt.GroundTruth.MainContent, With: gt.GroundTruth.With, Without: gt.GroundTruth.Without,
+		Holdout: isHoldout(gt.URL),
+	}, nil
+}
+
+// isHoldout puts a fifth of the domains (by an FNV hash of the host without
+// "www.") in the held-out set, so no domain is in both halves.
+func isHoldout(rawURL string) bool {
+	host := rawURL
+	if u, err := url.Parse(rawURL); err == nil && u.Host != "" {
+		host = u.Hostname()
+	}
+	host = strings.TrimPrefix(strings.ToLower(host), "www.")
+	h := fnv.New32a()
+	h.Write([]byte(host))
+	return h.Sum32()%5 == 0
+}
