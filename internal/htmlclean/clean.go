@@ -53,6 +53,7 @@ func Clean(doc *html.Node, opts Options) (*html.Node, error) {
 		return nil, fmt.Errorf("htmlclean: includeTags: %w", err)
 	}
 	root := findBody(doc)
+	expandNoscript(root)
 	basic(doc, opts.BaseURL)
 	if len(exclude) > 0 {
 		removeMatching(root, exclude)
