@@ -20,7 +20,7 @@ const (
 // mark boilerplate.
 func isNegativeWord(w string) bool {
 	switch w {
-	case "sidebar", "widget", "widgets", "cookie", "cookies", "consent", "gdpr", "banner",
+	case "sidebar", "cookie", "cookies", "consent", "gdpr", "banner",
 		"share", "sharing", "sharebar", "social", "sharethis", "addthis", "related",
 		"recommended", "recommendations", "recirculation", "comment", "comments",
 		"commentlist", "disqus", "respond", "ad", "ads", "advert", "adverts",
@@ -29,6 +29,17 @@ func isNegativeWord(w string) bool {
 		"popup", "modal", "overlay", "lightbox", "footer", "masthead", "search", "tags",
 		"tagcloud", "outbrain", "taboola", "noprint", "editsection", "skip", "toolbar",
 		"topbar", "copyright", "legal", "paywall", "trending", "popular", "hatnote", "postprofile", "userinfo", "catlinks", "online":
+		return true
+	}
+	return false
+}
+
+// isWeakNegativeWord reports class/id words that often mark boilerplate but
+// also wrap content in page builders (every block of some is a "widget"):
+// they lower a container's score without removing it.
+func isWeakNegativeWord(w string) bool {
+	switch w {
+	case "widget", "widgets":
 		return true
 	}
 	return false
@@ -98,7 +109,7 @@ func tokenInfo(tok string) (hint, int) {
 	if isHiddenToken(string(low)) {
 		return hintNegative, -25
 	}
-	var neg, nav, hdr, pos bool
+	var neg, weak, nav, hdr, pos bool
 	start := 0
 	for i := 0; i <= len(tok); i++ {
 		boundary := i == len(tok) || tok[i] == '-' || tok[i] == '_' || tok[i] == ':' ||
@@ -111,6 +122,8 @@ func tokenInfo(tok string) (hint, int) {
 			switch {
 			case isNegativeWord(string(w)):
 				neg = true
+			case isWeakNegativeWord(string(w)):
+				weak = true
 			case isNavWord(string(w)) || strings.HasPrefix(string(w), "nav"):
 				nav = true
 			case string(w) == "header":
@@ -134,6 +147,8 @@ func tokenInfo(tok string) (hint, int) {
 		return hintHeader, -10
 	case pos:
 		return hintNone, 25
+	case weak:
+		return hintNone, -25
 	}
 	return hintNone, 0
 }
