@@ -233,6 +233,34 @@ func mainContent(root *html.Node) {
 			protected[p] = true
 		}
 	}
+	removals, remaining := prune(root, anchor, protected, false)
+	if nearEmpty(remaining, total) {
+		// The class words removed (almost) everything: some sites mark
+		// their content with words that usually mean boilerplate. Prune
+		// again by tags, roles and link density only.
+		removals, remaining = prune(root, anchor, protected, true)
+		if nearEmpty(remaining, total) {
+			return // keep the whole body
+		}
+	}
+	for _, n := range removals {
+		if n.Parent != nil {
+			n.Parent.RemoveChild(n)
+		}
+	}
+	if main != nil && (anchor == nil || isAncestor(main, anchor)) && isAncestor(root, main) {
+		narrow(root, main)
+	}
+}
+
+func nearEmpty(remaining, total int) bool {
+	return remaining*20 < total || (remaining < 20 && remaining < total)
+}
+
+// prune finds the boilerplate under root without removing it: the elements
+// to remove and the text that would remain. Elements in protected are never
+// removed. With mild, class and id words are ignored.
+func prune(root, anchor *html.Node, protected map[*html.Node]bool, mild bool) ([]*html.Node, int) {
 	var removals []*html.Node
 	w := walker{
 		isContent: func(n *html.Node) bool { return n == anchor || isContentElement(n) },
@@ -240,7 +268,7 @@ func mainContent(root *html.Node) {
 			if protected[n] {
 				return keep
 			}
-			k := classify(n, w.top().content)
+			k := classify(n, w.top().content, mild)
 			if k == remove || k == removeNav {
 				removals = append(removals, n)
 			}
@@ -263,19 +291,7 @@ func mainContent(root *html.Node) {
 			return rm
 		},
 	}
-	r := w.run(root)
-	remaining := r.text
-	if remaining*20 < total || (remaining < 20 && remaining < total) {
-		return // near-empty: keep the whole body
-	}
-	for _, n := range removals {
-		if n.Parent != nil {
-			n.Parent.RemoveChild(n)
-		}
-	}
-	if main != nil && (anchor == nil || isAncestor(main, anchor)) && isAncestor(root, main) {
-		narrow(root, main)
-	}
+	return removals, w.run(root).text
 }
 
 func isContentElement(n *html.Node) bool {
@@ -332,7 +348,7 @@ func attrIs(n *html.Node, key, val string) bool {
 }
 
 // classify decides what to do with an element on entry.
-func classify(n *html.Node, inContent bool) kind {
+func classify(n *html.Node, inContent, mild bool) kind {
 	if isHidden(n) {
 		return remove
 	}
@@ -362,7 +378,11 @@ func classify(n *html.Node, inContent bool) kind {
 			}
 		}
 	}
-	switch classHint(n) {
+	h := hintNone
+	if !mild {
+		h = classHint(n)
+	}
+	switch h {
 	case hintNav:
 		return removeNav
 	case hintNegative:
