@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+)
+
+// Floors for the fixed sample in testdata/wcxb-sample, just under the
+// figures measured when they were set (word F1 0.836, with 85.1%, without
+// 11.5%; see BENCHMARKS.md). A regression below any of them fails.
+const (
+	sampleMinF1      = 0.83
+	sampleMinWith    = 80.0 // % of with snippets found
+	sampleMaxWithout = 12.5 // % of without snippets present
+)
+
+// TestSampleFloor runs the evaluator, through the scrape engine, on the
+// checked-in sample of real pages.
+func TestSampleFloor(t *testing.T) {
+	pages, err := LoadCorpus("testdata/wcxb-sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) != 25 {
+		t.Fatalf("sample has %d pages, want 25", len(pages))
+	}
+	rs := Evaluate(context.Background(), pages)
+	for _, r := range rs {
+		if r.Err != nil {
+			t.Errorf("%s: %v", r.Page.ID, r.Err)
+		}
+	}
+	s := Summarize(rs, func(*Page) bool { return true })["all"]
+	m := s.Mean()
+	with, without := pct(s.WithFound, s.With), pct(s.WithoutFound, s.Without)
+	t.Logf("sample: pages=%d P=%.3f R=%.3f F1=%.3f with=%.1f%% without=%.1f%%", s.Pages, m.P, m.R, m.F, with, without)
+	if m.F < sampleMinF1 {
+		t.Errorf("word F1 %.3f < floor %.2f", m.F, sampleMinF1)
+	}
+	if with < sampleMinWith {
+		t.Errorf("with snippets found %.1f%% < floor %.1f%%", with, sampleMinWith)
+	}
+	if without > sampleMaxWithout {
+		t.Errorf("without snippets present %.1f%% > ceiling %.1f%%", without, sampleMaxWithout)
+	}
+}
+
+func TestWordF1(t *testing.T) {
+	tests := []struct {
+		name, got, want string
+		p, r, f         float64
+	}{
+		{"identical up to case and punctuation", "Hello, World!", "hello world", 1, 1, 1},
+		{"extra words", "a b c d", "a b", 0.5, 1, 2.0 / 3},
+		{"multiset minimum", "a", "a a", 1, 0.5, 2.0 / 3},
+		{"empty prediction", "", "a", 0, 0, 0},
+		{"both empty", "", " . ", 1, 1, 1},
+		{"empty reference", "a", "", 0, 0, 0},
+		{"underscore and unicode are word characters", "snake_case café 42", "snake_case café 42", 1, 1, 1},
+		{"underscore joins", "snake case", "snake_case", 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := WordF1(tt.got, tt.want)
+			if math.Abs(s.P-tt.p) > 1e-9 || math.Abs(s.R-tt.r) > 1e-9 || math.Abs(s.F-tt.f) > 1e-9 {
+				t.Errorf("WordF1(%q, %q) = %+v, want P=%v R=%v F=%v", tt.got, tt.want, s, tt.p, tt.r, tt.f)
+			}
+		})
+	}
+}
+
+func TestPlainText(t *testing.T) {
+	md := strings.Join([]string{
+		"# Title",
+		"",
+		"Some **bold** and _em_ text with a [link](https://example.com/a_b \"t\") and ![alt text](x.png).",
+		"",
+		"- item one",
+		"  1. nested `code`",
+		"> quoted \\*star\\*",
+		"",
+		"| a | b |",
+		"| --- | --- |",
+		"| c | d |",
+		"",
+		"```go",
+		"x := a_b",
+		"```",
+		"---",
+		"[![logo](l.png)](https://example.com/)",
+	}, "\n")
+	got := strings.Join(strings.Fields(PlainText(md)), " ")
+	want := "Title Some bold and em text with a link and . item one nested code quoted *star* a b c d x := a_b"
+	if got != want {
+		t.Errorf("PlainText:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestSnippets(t *testing.T) {
+	text := normalize("Keep THIS\n  phrase here")
+	if n := snippets(text, []string{"this phrase", "missing one", "  keep   this "}); n != 2 {
+		t.Errorf("snippets found %d, want 2", n)
+	}
+}
+
+func TestHoldoutByDomain(t *testing.T) {
+	a := isHoldout("https://www.example.org/a")
+	if b := isHoldout("https://example.org/b?x=1"); a != b {
+		t.Error("the same domain with and without www. falls in different halves")
+	}
+	n := 0
+	for i := 0; i < 1000; i++ {
+		if isHoldout("https://site" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + ".example/") {
+			n++
+		}
+	}
+	if n == 0 || n == 1000 {
+		t.Errorf("held-out share %d/1000 is degenerate", n)
+	}
+}
