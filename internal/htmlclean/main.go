@@ -16,8 +16,11 @@ import (
 //  2. prune: boilerplate is removed by tag, ARIA role, class/id words and
 //     link density, except the anchor and its ancestors, which are never
 //     removed (so an article inside a <header> or a "sidebar" div survives).
+//     Inside the content (article, main, the anchor) link density removes
+//     only blocks of links within prose: a listing keeps its link cards.
 //
-// If pruning would leave (almost) nothing, the body is left as it is.
+// If pruning would leave (almost) nothing, it is run again without the
+// class/id words; if that too leaves nothing, the body is left as it is.
 
 // kind is the verdict on an element at the time it is entered.
 type kind uint8
@@ -44,11 +47,20 @@ type frame struct {
 	heading bool // holds an h1/h2
 	hadNav  bool // a navigation element was removed inside
 	content bool // inside article/main/anchor: link-density pruning is off
+	// cld is the link density of the innermost content container (or 1
+	// outside any).
+	cld float64
 }
 
 const (
 	imageWeight  = 20
 	minParagraph = 25
+	// proseLinkDensity: a content container (article, main, the anchor)
+	// whose text is less linked than this holds prose, not a listing.
+	proseLinkDensity = 0.3
+	// linkBlockDensity: a block of at least three links, with more of its
+	// text in links than this, inside prose, is navigation.
+	linkBlockDensity = 0.8
 )
 
 func isBlock(a atom.Atom) bool {
@@ -90,12 +102,14 @@ type walker struct {
 	exit func(w *walker, f *frame) bool
 	// isContent marks elements whose subtree is main content (optional).
 	isContent func(n *html.Node) bool
+	// containerLD gives the link density of a content container (optional).
+	containerLD map[*html.Node]float64
 }
 
 func (w *walker) top() *frame { return &w.stack[len(w.stack)-1] }
 
 func (w *walker) run(root *html.Node) frame {
-	w.stack = append(w.stack[:0], frame{n: root})
+	w.stack = append(w.stack[:0], frame{n: root, cld: 1})
 	n := root.FirstChild
 	for {
 		if n != nil {
@@ -122,7 +136,11 @@ func (w *walker) run(root *html.Node) frame {
 					continue
 				}
 				content := w.top().content || (w.isContent != nil && w.isContent(n))
-				w.stack = append(w.stack, frame{n: n, kind: k, content: content})
+				cld := w.top().cld
+				if v, ok := w.containerLD[n]; ok {
+					cld = v
+				}
+				w.stack = append(w.stack, frame{n: n, kind: k, content: content, cld: cld})
 				n = n.FirstChild
 				continue
 			default:
@@ -184,8 +202,9 @@ func paragraphScore(f *frame) float64 {
 
 // findAnchor returns the best-scoring content container (or nil), the total
 // text of root and the single <main> element, if any.
-func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node) {
-	var best float64
+func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node, lds map[*html.Node]float64) {
+	var best, anchorLD float64
+	lds = map[*html.Node]float64{}
 	mains := 0
 	w := walker{
 		enter: func(w *walker, n *html.Node) kind {
@@ -206,6 +225,9 @@ func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node)
 					w.stack[d-3].score += s / 6
 				}
 			}
+			if isContentElement(f.n) {
+				lds[f.n] = ld(f)
+			}
 			if f.score > 0 {
 				adj := f.score + classWeight(f.n)
 				if f.text > 0 {
@@ -213,6 +235,7 @@ func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node)
 				}
 				if adj > best {
 					best, anchor = adj, f.n
+					anchorLD = ld(f)
 				}
 			}
 			return false
@@ -222,23 +245,34 @@ func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node)
 	if mains != 1 {
 		main = nil
 	}
-	return anchor, r.text, main
+	if anchor != nil {
+		lds[anchor] = anchorLD
+	}
+	return anchor, r.text, main, lds
+}
+
+// ld is the link density of a closed frame.
+func ld(f *frame) float64 {
+	if f.text == 0 {
+		return 0
+	}
+	return float64(f.link) / float64(f.text)
 }
 
 func mainContent(root *html.Node) {
-	anchor, total, main := findAnchor(root)
+	anchor, total, main, lds := findAnchor(root)
 	protected := map[*html.Node]bool{}
 	if anchor != nil {
 		for p := anchor; p != nil && p != root; p = p.Parent {
 			protected[p] = true
 		}
 	}
-	removals, remaining := prune(root, anchor, protected, false)
+	removals, remaining := prune(root, anchor, protected, lds, false)
 	if nearEmpty(remaining, total) {
 		// The class words removed (almost) everything: some sites mark
 		// their content with words that usually mean boilerplate. Prune
 		// again by tags, roles and link density only.
-		removals, remaining = prune(root, anchor, protected, true)
+		removals, remaining = prune(root, anchor, protected, lds, true)
 		if nearEmpty(remaining, total) {
 			return // keep the whole body
 		}
@@ -260,10 +294,11 @@ func nearEmpty(remaining, total int) bool {
 // prune finds the boilerplate under root without removing it: the elements
 // to remove and the text that would remain. Elements in protected are never
 // removed. With mild, class and id words are ignored.
-func prune(root, anchor *html.Node, protected map[*html.Node]bool, mild bool) ([]*html.Node, int) {
+func prune(root, anchor *html.Node, protected map[*html.Node]bool, lds map[*html.Node]float64, mild bool) ([]*html.Node, int) {
 	var removals []*html.Node
 	w := walker{
-		isContent: func(n *html.Node) bool { return n == anchor || isContentElement(n) },
+		containerLD: lds,
+		isContent:   func(n *html.Node) bool { return n == anchor || isContentElement(n) },
 		enter: func(w *walker, n *html.Node) kind {
 			if protected[n] {
 				return keep
@@ -283,6 +318,11 @@ func prune(root, anchor *html.Node, protected map[*html.Node]bool, mild bool) ([
 				if !f.content && f.text > 0 {
 					rm = (f.links >= 2 && f.link*2 > f.text) ||
 						(f.links == 1 && f.link*10 > f.text*9 && f.text < 40)
+				} else if f.content && f.text > 0 && f.cld < proseLinkDensity {
+					// Inside prose, a block made of links (related
+					// stories, a table of contents, a tag list) is not
+					// part of it; a listing's link cards are kept.
+					rm = f.links >= 3 && float64(f.link) > linkBlockDensity*float64(f.text) && f.n != anchor
 				}
 			}
 			if rm {
