@@ -28,7 +28,8 @@ func isNegativeWord(w string) bool {
 		"promo", "promotion", "newsletter", "subscribe", "subscription", "signup",
 		"popup", "modal", "overlay", "lightbox", "footer", "masthead", "search", "tags",
 		"tagcloud", "outbrain", "taboola", "noprint", "editsection", "skip", "toolbar",
-		"topbar", "copyright", "legal", "paywall", "trending", "popular", "hatnote", "postprofile", "userinfo", "catlinks", "online":
+		"topbar", "copyright", "legal", "paywall", "trending", "popular", "hatnote", "postprofile", "userinfo", "catlinks", "online",
+		"signature", "avatar":
 		return true
 	}
 	return false
