@@ -9,7 +9,7 @@
 // A fifth of the domains (by hash) is held out: develop on the "dev" rows,
 // report both. Usage:
 //
-//	go run ./cmd/evalextract -corpus ../shared/corpus/wcxb-dev [-worst 20] [-dump DIR]
+//	go run ./cmd/evalextract -corpus ../shared/corpus/wcxb-dev [-worst 20] [-worst-heldout] [-dump DIR] [-type T]
 package main
 
 import (
@@ -25,14 +25,15 @@ func main() {
 	worst := flag.Int("worst", 20, "list the N lowest-scoring dev pages")
 	dump := flag.String("dump", "", "write each page's plain text to DIR/ID.txt")
 	only := flag.String("type", "", "evaluate only pages of this type")
+	worstHeld := flag.Bool("worst-heldout", false, "list the worst held-out pages instead of dev ones")
 	flag.Parse()
-	if err := run(*corpus, *worst, *dump, *only); err != nil {
+	if err := run(*corpus, *worst, *worstHeld, *dump, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "evalextract:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, worst int, dump, only string) error {
+func run(dir string, worst int, worstHeld bool, dump, only string) error {
 	pages, err := LoadCorpus(dir)
 	if err != nil {
 		return err
@@ -64,7 +65,9 @@ func run(dir string, worst int, dump, only string) error {
 	WriteTable(w, "dev (4/5 of the domains)", Summarize(rs, dev))
 	WriteTable(w, "held-out (1/5 of the domains)", Summarize(rs, held))
 	WriteTable(w, "all pages", Summarize(rs, func(*Page) bool { return true }))
-	if worst > 0 {
+	if worst > 0 && worstHeld {
+		WriteWorst(w, rs, worst, held)
+	} else if worst > 0 {
 		WriteWorst(w, rs, worst, dev)
 	}
 	return nil

@@ -455,7 +455,30 @@ func isHidden(n *html.Node) bool {
 					return true
 				}
 			}
+		case "class":
+			if hiddenByClass(a.Val) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// hiddenByClass reports the display-none utility classes of the common CSS
+// frameworks ("hidden", "d-none", "is-hidden", ...) when no responsive class
+// shows the element again at some width ("md:block", "d-lg-flex", ...).
+func hiddenByClass(v string) bool {
+	hidden := false
+	for _, tok := range strings.Fields(v) {
+		switch tok {
+		case "hidden", "d-none", "is-hidden", "hide", "u-hidden", "display-none":
+			hidden = true
+		default:
+			if strings.Contains(tok, ":") || strings.HasPrefix(tok, "d-") ||
+				strings.HasPrefix(tok, "visible-") || strings.HasPrefix(tok, "show-") {
+				return false
+			}
+		}
+	}
+	return hidden
 }
