@@ -19,6 +19,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/pagemeta"
 )
 
@@ -299,7 +300,7 @@ func (r *run) do(ctx context.Context, start *url.URL, f *filter) (MapResult, err
 		if ctx.Err() != nil {
 			return MapResult{}, pageErr
 		}
-		r.m.log.DebugContext(ctx, "map start page failed", "url", o.URL, "err", pageErr)
+		r.m.log.DebugContext(ctx, "map start page failed", "url", logsafe.URL(o.URL), "err", pageErr)
 	}
 	base := start
 	if page.final != nil {

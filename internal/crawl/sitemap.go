@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/logsafe"
 )
 
 // Bounds of the sitemap parser.
@@ -124,7 +125,7 @@ func (r *run) sitemaps(ctx context.Context, base *url.URL, c *collector) (spent 
 		}
 	}
 	if b.spent {
-		r.m.log.InfoContext(ctx, "map sitemap budget spent", "url", r.o.URL,
+		r.m.log.InfoContext(ctx, "map sitemap budget spent", "url", logsafe.URL(r.o.URL),
 			"max_bytes", r.m.opts.MaxSitemapTotalBytes, "max_urls", r.m.opts.MaxSitemapTotalURLs, "links", len(c.links))
 	}
 	return b.spent
@@ -146,7 +147,7 @@ func (r *run) robotsSitemaps(ctx context.Context, root *url.URL) []string {
 func (r *run) fetchSitemap(ctx context.Context, u string) *fetch.Response {
 	resp, err := r.get(ctx, u)
 	if err != nil {
-		r.m.log.DebugContext(ctx, "sitemap fetch failed", "url", u, "err", err)
+		r.m.log.DebugContext(ctx, "sitemap fetch failed", "url", logsafe.URL(u), "err", err)
 		return nil
 	}
 	if resp.StatusCode >= 400 {
@@ -161,7 +162,7 @@ func (r *run) fetchSitemap(ctx context.Context, u string) *fetch.Response {
 func (r *run) readSitemap(ctx context.Context, resp *fetch.Response, depth int, q *sitemapQueue, c *collector, b *sitemapBudget) bool {
 	rd, err := r.m.sitemapReader(ctx, resp.Body, b)
 	if err != nil {
-		r.m.log.DebugContext(ctx, "sitemap decompress failed", "url", resp.URL, "err", err)
+		r.m.log.DebugContext(ctx, "sitemap decompress failed", "url", logsafe.URL(resp.URL), "err", err)
 		return true
 	}
 	base, _ := url.Parse(resp.URL)

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -239,7 +240,7 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 		msg := fmt.Sprintf("The worker scraping this page died or hung on %d of its %d attempts, the last one included; the page was given up.",
 			died, job.Attempt-1)
 		code, msg := r.describe(&scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
-		r.cfg.Log.WarnContext(ctx, "page given up after its worker died", "job_id", a.Job, "url", a.URL,
+		r.cfg.Log.WarnContext(ctx, "page given up after its worker died", "job_id", a.Job, "url", logsafe.URL(a.URL),
 			"attempts", job.Attempt-1, "died", died)
 		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind).PageFailed(a.Job, a.URL, msg), false)
 		return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})

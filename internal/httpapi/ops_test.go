@@ -261,6 +261,25 @@ func TestAccessLogFields(t *testing.T) {
 	}
 }
 
+// TestLogsHoldNoURLCredentials: credentials in a target URL appear in no
+// log line, while the URL without them does.
+func TestLogsHoldNoURLCredentials(t *testing.T) {
+	t.Parallel()
+	l := setupLive(t, false)
+	target := strings.Replace(l.page.URL, "http://", "http://scraper:hunter2secret@", 1) + "/creds-path"
+	if code, _ := l.call(t, http.MethodPost, "/v2/scrape", l.key, `{"url":"`+target+`"}`); code != 200 {
+		t.Fatalf("scrape: %d", code)
+	}
+	l.call(t, http.MethodPost, "/v2/map", l.key, `{"url":"`+target+`"}`)
+	logs := l.logs.String()
+	if strings.Contains(logs, "hunter2secret") || strings.Contains(logs, "scraper:") {
+		t.Errorf("logs hold the URL's credentials:\n%s", logs)
+	}
+	if !strings.Contains(logs, l.page.URL+"/creds-path") {
+		t.Errorf("logs lack the URL without credentials:\n%s", logs)
+	}
+}
+
 func TestReady(t *testing.T) {
 	t.Parallel()
 	t.Run("store up", func(t *testing.T) {
