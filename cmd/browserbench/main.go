@@ -69,7 +69,7 @@ func run() error {
 	flag.StringVar(&c.only, "only", "", "run one side only: minimal or server")
 	flag.Parse()
 	if c.chrome == "" {
-		for _, n := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		for _, n := range []string{"chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome"} {
 			if p, err := exec.LookPath(n); err == nil {
 				c.chrome = p
 				break
@@ -111,7 +111,9 @@ type result struct {
 	lat      []time.Duration
 	pssKB    int64
 	procs    int
-	detail   []string // the processes at the peak sample, with -v
+	detail   []string      // the processes at the peak sample, with -v
+	cpu      time.Duration // CPU time of the processes during the measured run
+	cpuKinds []string      // CPU time by kind of process, with -v
 }
 
 func (r result) print(name string) {
@@ -122,10 +124,17 @@ func (r result) print(name string) {
 		fmt.Printf("   latency p50 %v  p90 %v\n", pct(r.lat, 50).Round(time.Millisecond), pct(r.lat, 90).Round(time.Millisecond))
 	}
 	fmt.Printf("   PSS %d MiB in %d processes (peak of samples)\n", r.pssKB/1024, r.procs)
+	if r.pages > 0 {
+		fmt.Printf("   CPU %.0f ms per page (%v in all; on an idle machine of N cores, at most N*1000/that pages/s)\n",
+			float64(r.cpu.Milliseconds())/float64(r.pages), r.cpu.Round(time.Millisecond))
+	}
 	if r.firstErr != "" {
 		fmt.Printf("   first error: %s\n", r.firstErr)
 	}
 	if *verbose {
+		for _, d := range r.cpuKinds {
+			fmt.Println("     CPU", d)
+		}
 		for _, d := range r.detail {
 			fmt.Println("     ", d)
 		}
@@ -157,6 +166,7 @@ func load(c config, roots func() []int, render func(ctx context.Context, worker 
 	var r result
 	var mu sync.Mutex
 	var firstErr atomic.Value
+	cpu0, kinds0 := treeCPUByKind(roots())
 	start := time.Now()
 	sampled := make(chan struct{})
 	go func() {
@@ -199,6 +209,14 @@ func load(c config, roots func() []int, render func(ctx context.Context, worker 
 	}
 	wg.Wait()
 	r.elapsed = time.Since(start)
+	cpu1, kinds1 := treeCPUByKind(roots())
+	r.cpu = cpu1 - cpu0
+	for k, v := range kinds1 {
+		if d := v - kinds0[k]; d > 0 {
+			r.cpuKinds = append(r.cpuKinds, fmt.Sprintf("%8v  %s", d.Round(10*time.Millisecond), k))
+		}
+	}
+	slices.Sort(r.cpuKinds)
 	<-sampled
 	if e, ok := firstErr.Load().(string); ok {
 		r.firstErr = e
@@ -433,6 +451,68 @@ func treePSS(roots []int) (kb int64, procs int, detail []string) {
 	slices.Sort(detail)
 	slices.Reverse(detail)
 	return kb, procs, detail
+}
+
+// treeCPU sums the CPU time (user and system) of the given processes and
+// all their descendants, with that of the descendants they reaped.
+func treeCPU(roots []int) time.Duration {
+	d, _ := treeCPUByKind(roots)
+	return d
+}
+
+// treeCPUByKind is treeCPU with the share of each kind of process.
+func treeCPUByKind(roots []int) (time.Duration, map[string]time.Duration) {
+	byKind := map[string]time.Duration{}
+	children := map[int][]int{}
+	stats := map[int][]string{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(st, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(st[i+1:]))
+		if len(f) < 15 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], pid)
+		stats[pid] = f
+	}
+	var ticks int64
+	seen := map[int]bool{}
+	var walk func(int)
+	walk = func(pid int) {
+		if seen[pid] {
+			return
+		}
+		seen[pid] = true
+		if f := stats[pid]; f != nil {
+			// utime, stime, cutime, cstime are fields 14-17 of stat.
+			var own int64
+			for _, k := range []int{11, 12, 13, 14} {
+				n, _ := strconv.ParseInt(f[k], 10, 64)
+				own += n
+			}
+			ticks += own
+			byKind[kind(pid)] += time.Duration(own) * time.Second / 100
+		}
+		for _, c := range children[pid] {
+			walk(c)
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+	return time.Duration(ticks) * time.Second / 100, byKind // USER_HZ is 100 on Linux
 }
 
 // kind names a process by its --type flag (Chrome) or its command.

@@ -181,7 +181,7 @@ func TestDockerfileRuntimeStage(t *testing.T) {
 	}
 
 	env := rt.env()
-	for k, v := range map[string]string{"CHROME_PATH": "/usr/bin/chromium", "DATA_DIR": "/data", "PORT": "3002"} {
+	for k, v := range map[string]string{"CHROME_PATH": "/usr/bin/chromium-headless-shell", "DATA_DIR": "/data", "PORT": "3002"} {
 		if env[k] != v {
 			t.Errorf("runtime ENV %s=%q, want %q", k, env[k], v)
 		}
@@ -251,7 +251,7 @@ func TestDockerfileInstallsCIRuntimePackages(t *testing.T) {
 		}
 	}
 	// What the features need, whatever .ci/run does.
-	for _, p := range []string{"chromium", "fonts-liberation", "poppler-utils", "tesseract-ocr", "ca-certificates"} {
+	for _, p := range []string{"chromium-headless-shell", "fonts-liberation", "poppler-utils", "tesseract-ocr", "ca-certificates"} {
 		if !slices.Contains(image, p) {
 			t.Errorf("the image does not install %s", p)
 		}

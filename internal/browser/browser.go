@@ -56,7 +56,8 @@ var (
 // Options configures a Pool.
 type Options struct {
 	// ChromePath is the Chrome binary (CHROME_PATH); empty means the first
-	// of chromium, chromium-browser, google-chrome, google-chrome-stable on
+	// of chromium-headless-shell, headless-shell, chromium, chromium-browser,
+	// google-chrome, google-chrome-stable on
 	// PATH.
 	ChromePath string
 	// RemoteURL (BROWSER_WS_URL) connects to a running Chrome instead of
@@ -186,7 +187,7 @@ func (p *Pool) startProxy() error {
 
 // chromeNames are the executables looked up on PATH, in order.
 func chromeNames() []string {
-	return []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+	return []string{"chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 }
 
 // chromePath returns the configured or discovered Chrome binary.
@@ -372,11 +373,11 @@ func proxyFlags(proxyURL string) []chromedp.ExecAllocatorOption {
 }
 
 // chromeFlags are the flags of a local Chrome. Never --single-process or
-// --no-zygote: they crash this Chromium. Pages of one site in one browser
-// context share a renderer process (process-per-site) and the GPU thread
-// runs in the browser process: measured with cmd/browserbench, they take
-// the browser path at concurrency 8 from 10 to 3-7 renderer processes and
-// about a quarter of its memory off. Site isolation is off so that
+// --no-zygote: they crash this Chromium. The GPU thread runs in the browser
+// process (one process less, about 50 MB). Sharing renderers (a process
+// limit, process-per-site) was measured with cmd/browserbench: fewer
+// processes, but one renderer then holds every page and grows, and the
+// total was no smaller, so each tab keeps its own. Site isolation is off so that
 // cross-site iframes stay in the page's process, where the request guard
 // sees their requests. The back/forward cache would keep the page a reused
 // tab left alive; the omnibox WebUI features preload a renderer per window
@@ -412,8 +413,6 @@ func chromeFlags() []chromedp.ExecAllocatorOption {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
 		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.Flag("renderer-process-limit", "2"),
-		chromedp.Flag("process-per-site", true),
 		chromedp.Flag("in-process-gpu", true),
 	}
 }

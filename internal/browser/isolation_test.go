@@ -220,20 +220,25 @@ func TestRebindingRefused(t *testing.T) {
 	p := guardedPool(t, pageAddr, dns.Resolver())
 	ctx := testCtx(t, 90*time.Second)
 	target := "http://rebind.test:" + loop.port() + "/"
-	var ok, blocked int
+	ok := 0
 	for range 6 {
 		res, err := p.Render(ctx, Request{URL: target, WaitFor: 200 * time.Millisecond})
 		switch {
 		case err == nil && strings.Contains(res.HTML, "rebound public page"):
 			ok++
 		case errors.Is(err, ErrBlocked):
-			blocked++
 		default:
 			t.Errorf("render: %v", err)
 		}
 	}
-	if blocked == 0 || ok == 0 {
-		t.Errorf("%d renders succeeded and %d were refused; want some of each", ok, blocked)
+	// The rebound answers were seen, and refused, by the proxy.
+	if f, seen := p.refused.lookup("rebind.test"); ok == 0 || !seen || f.reason != netguard.ReasonBlocked {
+		t.Errorf("%d renders succeeded; refusal of the rebound name: %v %v", ok, f, seen)
+	}
+	// A name that only answers the loopback address is refused outright.
+	dns.Answer("rebound.test", netip.MustParseAddr("127.0.0.1"))
+	if _, err := p.Render(ctx, Request{URL: "http://rebound.test:" + loop.port() + "/"}); !errors.Is(err, ErrBlocked) {
+		t.Errorf("name answering loopback: %v, want ErrBlocked", err)
 	}
 	if _, err := p.Render(ctx, Request{URL: "http://nxdomain.test:" + loop.port() + "/"}); !errors.Is(err, ErrDNS) {
 		t.Errorf("unresolvable name: %v, want ErrDNS", err)
