@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
+
 	"github.com/firegate/firegate/internal/netguard"
 )
 
@@ -107,6 +109,18 @@ func parseHosts(list string) []string {
 type guard struct {
 	policy  *netguard.Policy
 	adHosts map[string]bool
+	// skipMedia fails image, media and font requests (no screenshot).
+	skipMedia bool
+}
+
+// skippable reports the resource types a render without screenshots does
+// not need.
+func skippable(t network.ResourceType) bool {
+	switch t {
+	case network.ResourceTypeImage, network.ResourceTypeMedia, network.ResourceTypeFont:
+		return true
+	}
+	return false
 }
 
 func newGuard(policy *netguard.Policy, adHosts []string, blockAds bool) *guard {

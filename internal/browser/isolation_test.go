@@ -332,7 +332,8 @@ func TestHeadersOnlyToTarget(t *testing.T) {
 		"/": `<html><body><p>target</p><img src="` + thirdURL + `/pixel.png"><img src="/own.png"></body></html>`,
 	}, map[string]http.HandlerFunc{"/own.png": func(w http.ResponseWriter, r *http.Request) {}})
 	target := strings.Replace(s.URL, "http://", "http://u:pw@", 1) + "/"
-	_, err := p.Render(testCtx(t, 30*time.Second), Request{URL: target, Team: "t", Headers: map[string]string{
+	// A screenshot, so that images are loaded.
+	_, err := p.Render(testCtx(t, 30*time.Second), Request{URL: target, Team: "t", Screenshot: &Screenshot{}, Headers: map[string]string{
 		"X-Custom": "secret-header", "Cookie": "sid=secret-cookie; theme=dark",
 	}})
 	if err != nil {
@@ -389,5 +390,29 @@ ws.onmessage = (e) => { document.getElementById("out").textContent = "ws:" + e.d
 	}
 	if !strings.Contains(res.HTML, "ws:hello over the proxy") {
 		t.Errorf("page did not get the WebSocket message: %q", between(res.HTML, `<p id="out">`, "</p>"))
+	}
+}
+
+// TestMediaSkippedWithoutScreenshot: images, fonts and media are not
+// downloaded when nothing will show them, and are with a screenshot.
+func TestMediaSkippedWithoutScreenshot(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{
+		"/": `<html><head><style>@font-face{font-family:F;src:url(/f.woff2)} body{font-family:F}</style></head>
+<body><p>text</p><img src="/pic.png"><video src="/v.mp4" autoplay muted></video><script>fetch('/data')</script></body></html>`,
+	}, map[string]http.HandlerFunc{"/data": func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "{}") }})
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/", WaitFor: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.hit("/pic.png") + s.hit("/f.woff2") + s.hit("/v.mp4"); n != 0 || s.hit("/data") != 1 {
+		t.Errorf("without a screenshot: %d media requests, %d data requests", n, s.hit("/data"))
+	}
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/", Screenshot: &Screenshot{}}); err != nil {
+		t.Fatal(err)
+	}
+	if s.hit("/pic.png") != 1 {
+		t.Errorf("with a screenshot the image was requested %d times", s.hit("/pic.png"))
 	}
 }

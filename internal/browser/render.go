@@ -161,6 +161,9 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	// challenges cancelled (the 401 page is the answer; Chrome never
 	// prompts or keeps credentials).
 	g := newGuard(p.policy, p.adHosts, req.BlockAds)
+	// Nothing shows pictures, media or fonts unless a screenshot is taken
+	// (actions may take one): they are not downloaded.
+	g.skipMedia = req.Screenshot == nil && len(req.Actions) == 0
 	sc := newScope(req)
 	wait := p.guardRequests(runCtx, t, g, sc, tr)
 	defer func() { cancelRun(); wait() }()
@@ -406,6 +409,9 @@ func (p *Pool) decide(ctx context.Context, t *chromedp.Target, g *guard, sc *sco
 	isMain := ev.ResourceType == network.ResourceTypeDocument && ev.FrameID == tr.mainFrame
 	tr.mu.Unlock()
 	v := g.check(ev.Request.URL, isMain)
+	if v == allow && g.skipMedia && skippable(ev.ResourceType) {
+		v = blockAd
+	}
 	if v == allow {
 		params := fetch.ContinueRequestParams{RequestID: ev.RequestID, Headers: sc.headersFor(ev.Request)}
 		if _, err := cdp.Call(ctx, t, fetch.ContinueRequest, params); err != nil && ctx.Err() == nil {
