@@ -29,7 +29,8 @@ FROM debian:bookworm-slim AS runtime
 # chromium-headless-shell: the browser engine (actions, screenshots,
 #   client-rendered pages): Chromium's headless shell, which renders the
 #   same pages as the full browser at about twice the pages per CPU second
-#   (cmd/browserbench, BENCHMARKS.md).
+#   (cmd/browserbench, BENCHMARKS.md). CHROME_PATH names the binary, not the
+#   /usr/bin wrapper script, which does not exec it.
 # fonts-*: Latin metrics-compatible faces, most other scripts, CJK and colour
 #   emoji, so screenshots and PDFs of any page show text instead of boxes.
 # poppler-utils, tesseract-ocr: `parsers: [{type: "pdf", mode: "ocr"}]`.
@@ -57,7 +58,7 @@ RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/fir
 
 COPY --from=build /out/server /usr/local/bin/server
 
-ENV CHROME_PATH=/usr/bin/chromium-headless-shell \
+ENV CHROME_PATH=/usr/lib/chromium/chromium-headless-shell \
     DATA_DIR=/data \
     PORT=3002
 VOLUME ["/data"]

@@ -249,7 +249,7 @@ func chromePath() string {
 	if p := os.Getenv("CHROME_PATH"); p != "" {
 		return p
 	}
-	for _, name := range []string{"chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome"} {
+	for _, name := range []string{"/usr/lib/chromium/chromium-headless-shell", "chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
 		}

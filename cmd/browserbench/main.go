@@ -69,7 +69,7 @@ func run() error {
 	flag.StringVar(&c.only, "only", "", "run one side only: minimal or server")
 	flag.Parse()
 	if c.chrome == "" {
-		for _, n := range []string{"chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome"} {
+		for _, n := range []string{"/usr/lib/chromium/chromium-headless-shell", "chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome"} {
 			if p, err := exec.LookPath(n); err == nil {
 				c.chrome = p
 				break

@@ -181,7 +181,7 @@ func TestDockerfileRuntimeStage(t *testing.T) {
 	}
 
 	env := rt.env()
-	for k, v := range map[string]string{"CHROME_PATH": "/usr/bin/chromium-headless-shell", "DATA_DIR": "/data", "PORT": "3002"} {
+	for k, v := range map[string]string{"CHROME_PATH": "/usr/lib/chromium/chromium-headless-shell", "DATA_DIR": "/data", "PORT": "3002"} {
 		if env[k] != v {
 			t.Errorf("runtime ENV %s=%q, want %q", k, env[k], v)
 		}

@@ -185,9 +185,12 @@ func (p *Pool) startProxy() error {
 	return nil
 }
 
-// chromeNames are the executables looked up on PATH, in order.
+// chromeNames are the executables looked up on PATH, in order. Debian's
+// headless shell comes first by its real path: its /usr/bin wrapper is a
+// shell script that does not exec it, so the process the pool watches
+// would not be Chrome.
 func chromeNames() []string {
-	return []string{"chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+	return []string{"/usr/lib/chromium/chromium-headless-shell", "chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 }
 
 // chromePath returns the configured or discovered Chrome binary.

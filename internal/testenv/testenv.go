@@ -39,7 +39,7 @@ const checkTimeout = 3 * time.Second
 
 // chromeNames returns the executables ChromePath looks for on PATH, in order.
 func chromeNames() []string {
-	return []string{"chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+	return []string{"/usr/lib/chromium/chromium-headless-shell", "chromium-headless-shell", "headless-shell", "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 }
 
 // Unavailable skips the test because a required service is missing, or fails
