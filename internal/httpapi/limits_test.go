@@ -93,6 +93,17 @@ func TestCreditsArePrecheckedAndCharged(t *testing.T) {
 	if rec.Code != 200 || len(periods) != 1 || periods[0].(map[string]any)["creditsUsed"] != float64(2) {
 		t.Errorf("historical: %d %v", rec.Code, got)
 	}
+	// The token view: 15 tokens a credit.
+	rec, got = do(t, b.srv, http.MethodGet, "/v2/team/token-usage", b.key, "")
+	data, _ = got["data"].(map[string]any)
+	if rec.Code != 200 || data["remainingTokens"] != float64(75) || data["planTokens"] != float64(105) || data["remainingCredits"] != nil {
+		t.Errorf("token-usage: %d %v", rec.Code, got)
+	}
+	rec, got = do(t, b.srv, http.MethodGet, "/v2/team/token-usage/historical", b.key, "")
+	periods, _ = got["periods"].([]any)
+	if rec.Code != 200 || len(periods) != 1 || periods[0].(map[string]any)["tokensUsed"] != float64(30) {
+		t.Errorf("token historical: %d %v", rec.Code, got)
+	}
 }
 
 func TestLockdownMissCostsOneCredit(t *testing.T) {

@@ -172,6 +172,8 @@ func New(d Deps) *Server {
 		}
 		r.Get("/team/credit-usage", s.handle(s.handleCreditUsage))
 		r.Get("/team/credit-usage/historical", s.handle(s.handleCreditHistory))
+		r.Get("/team/token-usage", s.handle(s.handleTokenUsage))
+		r.Get("/team/token-usage/historical", s.handle(s.handleTokenHistory))
 		r.Get("/concurrency-check", s.handle(s.handleConcurrencyCheck))
 		r.Get("/team/queue-status", s.handle(s.handleQueueStatus))
 		for _, p := range notImplemented {
@@ -211,7 +213,7 @@ var notImplemented = []string{
 	"/parse/*",
 	"/interact", "/interact/*", "/browser", "/browser/*",
 	"/monitor", "/monitor/*",
-	"/team/token-usage", "/team/token-usage/*", "/team/activity",
+	"/team/activity",
 }
 
 func handleNotImplemented(w http.ResponseWriter, r *http.Request) error {

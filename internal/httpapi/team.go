@@ -8,9 +8,25 @@ import (
 	"github.com/firegate/firegate/internal/limits"
 )
 
+// tokensPerCredit converts credits to the token view of usage, as the
+// reference does (GET /v2/team/token-usage: 15 tokens = 1 credit).
+const tokensPerCredit = 15
+
 // handleCreditUsage serves GET /v2/team/credit-usage. An unlimited team
 // reports -1 remaining and plan credits, and unlimited: true.
 func (s *Server) handleCreditUsage(w http.ResponseWriter, r *http.Request) error {
+	return s.currentUsage(w, r, 1, "remainingCredits", "planCredits")
+}
+
+// handleTokenUsage serves GET /v2/team/token-usage: the credit balance in
+// tokens.
+func (s *Server) handleTokenUsage(w http.ResponseWriter, r *http.Request) error {
+	return s.currentUsage(w, r, tokensPerCredit, "remainingTokens", "planTokens")
+}
+
+// currentUsage writes the team's balance, multiplied by unit, under the
+// given names.
+func (s *Server) currentUsage(w http.ResponseWriter, r *http.Request, unit int64, remainingKey, planKey string) error {
 	ctx := r.Context()
 	t := teamFrom(ctx)
 	if err := s.rateLimited(ctx, t, limits.ClassStatus); err != nil {
@@ -26,13 +42,13 @@ func (s *Server) handleCreditUsage(w http.ResponseWriter, r *http.Request) error
 		cur.Balance.Unlimited = true
 		cur.PeriodStart, cur.PeriodEnd = billing.Period(time.Now())
 	}
-	remaining, plan := cur.Balance.Remaining, cur.Balance.Plan
+	remaining, plan := cur.Balance.Remaining*unit, cur.Balance.Plan*unit
 	if cur.Balance.Unlimited {
 		remaining, plan = -1, -1
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": map[string]any{
-		"remainingCredits":   remaining,
-		"planCredits":        plan,
+		remainingKey:         remaining,
+		planKey:              plan,
 		"unlimited":          cur.Balance.Unlimited,
 		"billingPeriodStart": cur.PeriodStart.UTC().Format(time.RFC3339),
 		"billingPeriodEnd":   cur.PeriodEnd.UTC().Format(time.RFC3339),
@@ -40,22 +56,25 @@ func (s *Server) handleCreditUsage(w http.ResponseWriter, r *http.Request) error
 	return nil
 }
 
-// usagePeriod is one entry of GET /v2/team/credit-usage/historical.
-type usagePeriod struct {
-	StartDate   string `json:"startDate"`
-	EndDate     string `json:"endDate"`
-	APIKey      string `json:"apiKey,omitempty"`
-	CreditsUsed int64  `json:"creditsUsed"`
-}
-
 // handleCreditHistory serves GET /v2/team/credit-usage/historical.
 func (s *Server) handleCreditHistory(w http.ResponseWriter, r *http.Request) error {
+	return s.usageHistory(w, r, 1, "creditsUsed")
+}
+
+// handleTokenHistory serves GET /v2/team/token-usage/historical.
+func (s *Server) handleTokenHistory(w http.ResponseWriter, r *http.Request) error {
+	return s.usageHistory(w, r, tokensPerCredit, "tokensUsed")
+}
+
+// usageHistory writes the team's usage per billing period (per API key
+// with byApiKey=true), multiplied by unit, under usedKey.
+func (s *Server) usageHistory(w http.ResponseWriter, r *http.Request, unit int64, usedKey string) error {
 	ctx := r.Context()
 	t := teamFrom(ctx)
 	if err := s.rateLimited(ctx, t, limits.ClassStatus); err != nil {
 		return err
 	}
-	periods := []usagePeriod{}
+	periods := []map[string]any{}
 	if s.ledger != nil && !t.Unlimited {
 		byKey := r.URL.Query().Get("byApiKey") == "true"
 		ps, err := s.ledger.History(ctx, t.ID, byKey)
@@ -63,8 +82,12 @@ func (s *Server) handleCreditHistory(w http.ResponseWriter, r *http.Request) err
 			return err
 		}
 		for _, p := range ps {
-			periods = append(periods, usagePeriod{StartDate: p.Start.UTC().Format(time.RFC3339), EndDate: p.End.UTC().Format(time.RFC3339),
-				APIKey: p.APIKeyID, CreditsUsed: p.Credits})
+			period := map[string]any{"startDate": p.Start.UTC().Format(time.RFC3339), "endDate": p.End.UTC().Format(time.RFC3339),
+				usedKey: p.Credits * unit}
+			if p.APIKeyID != "" {
+				period["apiKey"] = p.APIKeyID
+			}
+			periods = append(periods, period)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "periods": periods})
