@@ -26,7 +26,10 @@ type Document struct {
 	JSON       *json.RawMessage `json:"json,omitempty"`
 	Answer     *string          `json:"answer,omitempty"`
 	Highlights *string          `json:"highlights,omitempty"`
-	Actions    *ActionResults   `json:"actions,omitempty"`
+	// Product is the product format's object (null when the page offers
+	// none).
+	Product *json.RawMessage `json:"product,omitempty"`
+	Actions *ActionResults   `json:"actions,omitempty"`
 	// Pages and Blocks come from the PDF parser's pages and blocks options.
 	Pages    []pdfparse.Page       `json:"pages,omitzero"`
 	Blocks   []pdfparse.PageBlocks `json:"blocks,omitzero"`

@@ -21,16 +21,16 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 		case FormatBranding:
 			return &FeatureError{Code: "SCRAPE_BRANDING_NOT_SUPPORTED", Feature: "formats.branding",
 				Reason: "The branding format is not supported by this server yet: it needs the browser engine, which is not available"}
-		case FormatSummary, FormatJSON, FormatQuestion, FormatHighlights, FormatQuery:
+		case FormatSummary, FormatJSON, FormatQuestion, FormatHighlights, FormatQuery, FormatProduct:
 			if llmOK {
 				continue
 			}
 			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
 				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}
-		case FormatDeterministicJSON, FormatChangeTracking, FormatProduct, FormatMenu:
+		case FormatDeterministicJSON, FormatChangeTracking, FormatMenu:
 			if llmOK {
 				return &FeatureError{Code: "SCRAPE_FORMAT_NOT_SUPPORTED", Feature: "formats." + f.Type,
-					Reason: "The " + f.Type + " format is not supported by this server yet (json, summary, question, highlights and query are)"}
+					Reason: "The " + f.Type + " format is not supported by this server yet (json, summary, question, highlights, query and product are)"}
 			}
 			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
 				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}

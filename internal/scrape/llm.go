@@ -31,7 +31,7 @@ var (
 // from the page's markdown.
 func isLLMFormat(t string) bool {
 	switch t {
-	case FormatJSON, FormatSummary, FormatQuestion, FormatHighlights, FormatQuery:
+	case FormatJSON, FormatSummary, FormatQuestion, FormatHighlights, FormatQuery, FormatProduct:
 		return true
 	}
 	return false
@@ -148,6 +148,8 @@ func (e *Engine) runLLM(ctx context.Context, plan *llmPlan, doc *Document) error
 			var s string
 			s, err = e.answer(ctx, "highlights", quoteTask(f.Query), md, doc)
 			doc.Highlights = &s
+		case FormatProduct:
+			err = e.extractProduct(ctx, md, doc)
 		}
 		if err != nil {
 			return err

@@ -31,12 +31,26 @@ func (e *Engine) extractJSON(ctx context.Context, f Format, schema *llm.Schema, 
 		sys.WriteString("\n\nWhat to extract (from the API caller): " + f.Prompt)
 	}
 	sys.WriteString("\n\n" + dataRule)
-	instructions := sys.String()
+	out, err := e.extractWith(ctx, "json", sys.String(), schema, md, doc)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		out = json.RawMessage("null")
+		addWarning(doc, "The language model could not produce JSON matching the schema (after a retry); json is null.")
+	}
+	doc.JSON = &out
+	return nil
+}
+
+// extractWith runs one extraction over the page, in parts when it is too
+// long, and returns the merged result, or nil when no valid result could
+// be made. Endpoint failures are errors.
+func (e *Engine) extractWith(ctx context.Context, purpose, instructions string, schema *llm.Schema, md string, doc *Document) (json.RawMessage, error) {
 	var schemaText string
 	if schema != nil {
 		schemaText = string(schema.Raw())
 	}
-
 	budget := e.pageBudget(instructions + schemaText)
 	for range 6 {
 		chunks := chunkMarkdown(md, budget)
@@ -45,7 +59,7 @@ func (e *Engine) extractJSON(ctx context.Context, f Format, schema *llm.Schema, 
 		overflow := false
 		for _, c := range chunks {
 			resp, err := e.llm.CompleteJSON(ctx, llm.JSONRequest{Schema: schema, SchemaName: "extraction",
-				Request: llm.Request{Purpose: "json", Messages: []llm.Message{
+				Request: llm.Request{Purpose: purpose, Messages: []llm.Message{
 					{Role: "system", Content: instructions},
 					{Role: "user", Content: pageData(c)},
 				}}})
@@ -59,7 +73,7 @@ func (e *Engine) extractJSON(ctx context.Context, f Format, schema *llm.Schema, 
 			case errors.Is(err, llm.ErrRejected) && isContextOverflow(err) && budget > 512:
 				overflow = true
 			default:
-				return llmError(err, "json extraction")
+				return nil, llmError(err, purpose+" extraction")
 			}
 			break
 		}
@@ -78,15 +92,11 @@ func (e *Engine) extractJSON(ctx context.Context, f Format, schema *llm.Schema, 
 		}
 		out, ok := mergeResults(results, schema)
 		if !ok || invalid == len(chunks) {
-			null := json.RawMessage("null")
-			doc.JSON = &null
-			addWarning(doc, "The language model could not produce JSON matching the schema (after a retry); json is null.")
-			return nil
+			return nil, nil
 		}
-		doc.JSON = &out
-		return nil
+		return out, nil
 	}
-	return &Failure{Kind: ErrLLMUnavailable, Msg: "The language model endpoint refuses the page even in small parts (context length exceeded); lower LLM_CONTEXT_TOKENS.",
+	return nil, &Failure{Kind: ErrLLMUnavailable, Msg: "The language model endpoint refuses the page even in small parts (context length exceeded); lower LLM_CONTEXT_TOKENS.",
 		Cause: llm.ErrRejected}
 }
 

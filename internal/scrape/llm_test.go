@@ -503,3 +503,52 @@ func TestCheckPromptInjection(t *testing.T) {
 		t.Errorf("json %s warning %v", *doc.JSON, doc.Warning)
 	}
 }
+
+func TestProductFormat(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	ep := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) {
+		if strings.Contains(r.LastUser(), "Tide Tables") && strings.Contains(r.System(), "Extract the product") {
+			llmtest.Write(w, `{"title":"Tide Tables","brand":"Harbour Press","variants":[{"title":"Paperback","price":{"amount":12.5,"currency":"EUR"},"availability":{"inStock":true}}]}`, nil)
+			return
+		}
+		llmtest.Write(w, `{}`, nil)
+	})
+	e := newLLMEngine(t, ep, 0)
+	o := defaults(s.URL+"/article", FormatProduct)
+	doc, err := e.Scrape(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Title    string `json:"title"`
+		Variants []struct {
+			Price struct {
+				Amount float64 `json:"amount"`
+			} `json:"price"`
+		} `json:"variants"`
+	}
+	if doc.Product == nil || json.Unmarshal(*doc.Product, &p) != nil || p.Title != "Tide Tables" || p.Variants[0].Price.Amount != 12.5 {
+		t.Fatalf("product = %v", doc.Product)
+	}
+	if doc.Metadata.CreditsUsed != 1 {
+		t.Errorf("credits = %d (product has no surcharge)", doc.Metadata.CreditsUsed)
+	}
+	if rf := string(ep.Requests()[0].ResponseFormat); !strings.Contains(rf, `"variants"`) || !strings.Contains(rf, `"inStock"`) {
+		t.Errorf("product schema not sent: %s", rf)
+	}
+
+	// A page without a product, and an answer that breaks the schema twice.
+	ep2 := llmtest.New(t, llmtest.Answer(`{}`, nil), llmtest.Answer(`{"variants":[{"price":{"amount":"cheap"}}]}`, nil),
+		llmtest.Answer(`{"variants":"none"}`, nil))
+	e2 := newLLMEngine(t, ep2, 0)
+	for i := range 2 {
+		doc, err := e2.Scrape(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Product == nil || string(*doc.Product) != "null" {
+			t.Errorf("case %d: product = %s, want null", i, *doc.Product)
+		}
+	}
+}
