@@ -1,24 +1,19 @@
-// Command server runs the v2 scraping API server, and manages API keys.
+// Command server runs the v2 scraping API server, and manages API keys,
+// credits and limits. "server help" lists the commands and their flags
+// (the list is commands() in cli.go):
 //
-//	server                          run the server (config from env, see README)
-//	server worker                   run queue workers only (crawl and batch pages, webhooks);
-//	                                PORT then serves /health, /ready and /metrics alone
-//	server keys create --team NAME  create a key for a team (created if new) and print it
-//	server keys list --team NAME    list a team's keys (prefixes only)
-//	server keys revoke --id ID      revoke a key
-//	server keys create --team NAME --credits N   ... with a balance of N credits
-//	server credits add --team NAME --amount N    add credits (a limited team)
-//	server credits set --team NAME --amount N    set the balance (makes the team limited)
-//	server credits unlimited --team NAME         remove the team's credit limit
-//	server credits show --team NAME              print the balance
-//	server limits set --team NAME [--concurrency N] [--rate-multiplier N] [--zdr]
+//	server [serve]                  run the server (config from env, see README)
+//	server worker                   run queue workers only
+//	server keys create|list|revoke  manage a team's API keys
+//	server credits add|set|unlimited|show
+//	server limits set               a team's concurrency, rate and zero data retention
 //	server migrate                  apply database migrations and exit
+//	server version                  print the version
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,6 +25,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -56,34 +52,52 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
+	if errors.Is(err, errUsage) {
+		os.Exit(2) // the usage is on stderr already
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
 	}
 }
 
-// run is main without process globals, so tests can drive it.
+// run is main without process globals, so tests can drive it. Usage
+// errors are printed to stderr and returned as errUsage.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		args = []string{"serve"}
+	}
+	if isHelpFlag(args[0]) || args[0] == "help" {
+		return help(args[1:], stdout, stderr)
+	}
+	c, f, ok, err := parseCommand(args, stdout, stderr)
+	if !ok {
+		return err
+	}
+	if c.name == "version" {
+		fmt.Fprintln(stdout, version())
+		return nil
+	}
 	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	log := newLogger(cfg, stderr)
-	if len(args) == 0 || args[0] == "serve" {
+	group, sub, _ := strings.Cut(c.name, " ")
+	switch group {
+	case "serve":
 		return serve(ctx, cfg, log, stdout, false)
-	}
-	switch args[0] {
 	case "worker":
 		if cfg.QueueWorkers == 0 {
 			return errors.New("worker: QUEUE_WORKERS is 0, so this worker would run nothing")
 		}
 		return serve(ctx, cfg, log, stdout, true)
 	case "keys":
-		return keysCommand(ctx, cfg, log, args[1:], stdout)
+		return keysCommand(ctx, cfg, log, sub, f, stdout)
 	case "credits":
-		return creditsCommand(ctx, cfg, log, args[1:], stdout)
+		return creditsCommand(ctx, cfg, log, sub, f, stdout)
 	case "limits":
-		return limitsCommand(ctx, cfg, log, args[1:], stdout)
+		return limitsCommand(ctx, cfg, log, f, stdout)
 	case "migrate":
 		st, err := openStore(ctx, cfg, log)
 		if err != nil {
@@ -92,9 +106,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer st.Close()
 		fmt.Fprintln(stdout, "migrations applied")
 		return nil
-	default:
-		return fmt.Errorf("unknown command %q (want serve, worker, keys, credits, limits or migrate)", args[0])
 	}
+	return fmt.Errorf("command %q has no implementation", c.name) // a commands() entry without a case
 }
 
 func newLogger(cfg Config, w io.Writer) *slog.Logger {
@@ -502,25 +515,19 @@ func ensureTeam(ctx context.Context, st store.Store, name string) (store.Team, e
 	return t, nil
 }
 
-func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("keys: want create, list or revoke")
-	}
-	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-	teamName := fs.String("team", defaultTeam, "team name")
-	id := fs.String("id", "", "key id (revoke)")
-	credits := fs.Int64("credits", -1, "create: give the team this many credits (default: leave its balance)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+// keysCommand runs keys create, list and revoke.
+func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, sub string, f cliFlags, stdout io.Writer) error {
+	if sub == "revoke" && f.id == "" {
+		return errors.New("keys revoke: --id is required")
 	}
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	switch args[0] {
+	switch sub {
 	case "create":
-		team, err := ensureTeam(ctx, st, *teamName)
+		team, err := ensureTeam(ctx, st, f.team)
 		if err != nil {
 			return err
 		}
@@ -531,41 +538,40 @@ func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, args []strin
 		if _, err := st.CreateAPIKey(ctx, team.ID, apikey.Hash(key), apikey.Prefix(key)); err != nil {
 			return fmt.Errorf("create key: %w", err)
 		}
-		if *credits >= 0 {
-			if _, err := st.SetCredits(ctx, team.ID, *credits); err != nil {
+		if f.credits >= 0 {
+			if _, err := st.SetCredits(ctx, team.ID, f.credits); err != nil {
 				return fmt.Errorf("set credits: %w", err)
 			}
 		}
 		fmt.Fprintln(stdout, key)
 		return nil
 	case "list":
-		team, err := st.TeamByName(ctx, *teamName)
+		team, err := st.TeamByName(ctx, f.team)
 		if err != nil {
-			return fmt.Errorf("team %q: %w", *teamName, err)
+			return fmt.Errorf("team %q: %w", f.team, err)
 		}
 		keys, err := st.ListAPIKeys(ctx, team.ID)
 		if err != nil {
 			return err
 		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tPREFIX\tCREATED\tSTATE")
 		for _, k := range keys {
 			state := "active"
 			if k.RevokedAt != nil {
 				state = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
 			}
-			fmt.Fprintf(stdout, "%s\t%s…\t%s\t%s\n", k.ID, k.Prefix, k.CreatedAt.UTC().Format(time.RFC3339), state)
+			fmt.Fprintf(tw, "%s\t%s…\t%s\t%s\n", k.ID, k.Prefix, k.CreatedAt.UTC().Format(time.RFC3339), state)
 		}
-		return nil
+		return tw.Flush()
 	case "revoke":
-		if *id == "" {
-			return errors.New("keys revoke: --id is required")
+		if err := st.RevokeAPIKey(ctx, f.id); err != nil {
+			return fmt.Errorf("revoke %s: %w", f.id, err)
 		}
-		if err := st.RevokeAPIKey(ctx, *id); err != nil {
-			return fmt.Errorf("revoke %s: %w", *id, err)
-		}
-		fmt.Fprintln(stdout, "revoked", *id)
+		fmt.Fprintln(stdout, "revoked", f.id)
 		return nil
 	default:
-		return fmt.Errorf("keys: unknown subcommand %q (want create, list or revoke)", args[0])
+		return fmt.Errorf("keys: unknown sub-command %q", sub)
 	}
 }
 
@@ -584,39 +590,29 @@ func openTeam(ctx context.Context, cfg Config, log *slog.Logger, name string) (s
 	return st, team, nil
 }
 
-func creditsCommand(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("credits: want add, set, unlimited or show")
+// creditsCommand runs credits add, set, unlimited and show.
+func creditsCommand(ctx context.Context, cfg Config, log *slog.Logger, sub string, f cliFlags, stdout io.Writer) error {
+	if (sub == "add" || sub == "set") && f.amount < 0 {
+		return fmt.Errorf("credits %s: --amount must be given and not negative", sub)
 	}
-	fs := flag.NewFlagSet("credits "+args[0], flag.ContinueOnError)
-	teamName := fs.String("team", defaultTeam, "team name")
-	amount := fs.Int64("amount", -1, "credits")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	st, team, err := openTeam(ctx, cfg, log, *teamName)
+	st, team, err := openTeam(ctx, cfg, log, f.team)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	switch args[0] {
-	case "add", "set":
-		if *amount < 0 {
-			return fmt.Errorf("credits %s: --amount must be given and not negative", args[0])
-		}
-		if args[0] == "add" {
-			_, err = st.AddCredits(ctx, team.ID, *amount)
-		} else {
-			_, err = st.SetCredits(ctx, team.ID, *amount)
-		}
+	switch sub {
+	case "add":
+		_, err = st.AddCredits(ctx, team.ID, f.amount)
+	case "set":
+		_, err = st.SetCredits(ctx, team.ID, f.amount)
 	case "unlimited":
 		err = st.SetUnlimited(ctx, team.ID)
 	case "show":
 	default:
-		return fmt.Errorf("credits: unknown subcommand %q (want add, set, unlimited or show)", args[0])
+		return fmt.Errorf("credits: unknown sub-command %q", sub)
 	}
 	if err != nil {
-		return fmt.Errorf("credits %s: %w", args[0], err)
+		return fmt.Errorf("credits %s: %w", sub, err)
 	}
 	b, err := st.CreditBalance(ctx, team.ID)
 	if err != nil {
@@ -630,29 +626,19 @@ func creditsCommand(ctx context.Context, cfg Config, log *slog.Logger, args []st
 	return nil
 }
 
-func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "set" {
-		return errors.New("limits: want set")
-	}
-	fs := flag.NewFlagSet("limits set", flag.ContinueOnError)
-	teamName := fs.String("team", defaultTeam, "team name")
-	conc := fs.Int("concurrency", -1, "concurrent scrapes (0 = unlimited; default: server default)")
-	rate := fs.Int("rate-multiplier", -1, "multiplier of the base per-minute rates (0 = unlimited; default: server default)")
-	zdr := fs.Bool("zdr", false, "allow zero data retention requests")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	st, team, err := openTeam(ctx, cfg, log, *teamName)
+// limitsCommand runs limits set.
+func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, f cliFlags, stdout io.Writer) error {
+	st, team, err := openTeam(ctx, cfg, log, f.team)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	l := store.TeamLimits{ZeroDataRetention: *zdr}
-	if *conc >= 0 {
-		l.ConcurrencyLimit = conc
+	l := store.TeamLimits{ZeroDataRetention: f.zdr}
+	if f.concurrency >= 0 {
+		l.ConcurrencyLimit = &f.concurrency
 	}
-	if *rate >= 0 {
-		l.RateMultiplier = rate
+	if f.rate >= 0 {
+		l.RateMultiplier = &f.rate
 	}
 	if err := st.SetTeamLimits(ctx, team.ID, l); err != nil {
 		return fmt.Errorf("limits set: %w", err)

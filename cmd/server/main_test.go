@@ -116,7 +116,11 @@ func TestKeysCommands(t *testing.T) {
 			if strings.Contains(out.String(), key) || !strings.Contains(out.String(), apikey.Prefix(key)) || !strings.Contains(out.String(), "active") {
 				t.Fatalf("list must show the prefix, never the key: %q", out.String())
 			}
-			id := strings.Fields(out.String())[0]
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "ID PREFIX CREATED STATE" {
+				t.Fatalf("list: want a header row and one key row: %q", out.String())
+			}
+			id := strings.Fields(lines[1])[0]
 			if err := run(ctx, []string{"keys", "revoke", "--id", id}, env(e), io.Discard, io.Discard); err != nil {
 				t.Fatal(err)
 			}
