@@ -28,11 +28,30 @@ type File struct {
 // formats pipeline as a scrape: PDFs go to the PDF parser, DOCX, CSV and
 // text through HTML, markdown files as they are.
 func (e *Engine) ParseFile(ctx context.Context, opts Options, f File) (*Document, error) {
-	if err := checkSupported(&opts, false, false, false); err != nil {
+	if err := checkSupported(&opts, false, false, e.llm != nil); err != nil {
 		return nil, err
+	}
+	var plan *llmPlan
+	if e.llm != nil {
+		var err error
+		if plan, opts, err = planLLM(&opts); err != nil {
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	doc, err := e.parseFile(ctx, &opts, f)
+	if err != nil || plan == nil {
+		return doc, err
+	}
+	if err := e.runLLM(ctx, plan, doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// parseFile converts the file (ParseFile without the model formats).
+func (e *Engine) parseFile(ctx context.Context, opts *Options, f File) (*Document, error) {
 	kind := docconv.Detect(f.Data, f.Name, f.ContentType)
 	doc := &Document{Metadata: Metadata{
 		SourceURL:   f.Name,
@@ -49,7 +68,7 @@ func (e *Engine) ParseFile(ctx context.Context, opts Options, f File) (*Document
 			doc.Markdown = &s
 			break
 		}
-		if err := e.renderPDF(ctx, &opts, f.Data, doc); err != nil {
+		if err := e.renderPDF(ctx, opts, f.Data, doc); err != nil {
 			return nil, err
 		}
 	case docconv.KindMarkdown:
@@ -76,7 +95,7 @@ func (e *Engine) ParseFile(ctx context.Context, opts Options, f File) (*Document
 		}
 		resp := &fetch.Response{URL: "file:///" + url.PathEscape(f.Name), StatusCode: http.StatusOK,
 			Header: http.Header{}, ContentType: "text/html", Body: []byte(h)}
-		if err := e.renderHTML(&opts, resp, doc, false); err != nil {
+		if err := e.renderHTML(opts, resp, doc, false); err != nil {
 			return nil, err
 		}
 	}

@@ -552,3 +552,31 @@ func TestProductFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFileWithModelFormats(t *testing.T) {
+	t.Parallel()
+	ep := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) {
+		if strings.Contains(r.System(), "Summarize") {
+			llmtest.Write(w, "Minutes of a meeting.", nil)
+			return
+		}
+		llmtest.Write(w, `{"title":"Minutes"}`, nil)
+	})
+	e := newLLMEngine(t, ep, 0)
+	o := defaults("")
+	o.Formats = []Format{{Type: FormatSummary}, jsonFormat(tideSchema, "")}
+	doc, err := e.ParseFile(context.Background(), o, File{Name: "minutes.md", ContentType: "text/markdown",
+		Data: []byte("# Minutes\n\nThe committee met on Tuesday.\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deref(doc.Summary) != "Minutes of a meeting." || doc.JSON == nil || string(*doc.JSON) != `{"title":"Minutes"}` || doc.Markdown != nil {
+		t.Errorf("summary %q json %v markdown %v", deref(doc.Summary), doc.JSON, doc.Markdown)
+	}
+	if u := ep.Requests()[0].LastUser(); !strings.Contains(u, "The committee met on Tuesday.") {
+		t.Errorf("the file's text did not reach the model: %q", u)
+	}
+	if doc.Metadata.CreditsUsed != 5 {
+		t.Errorf("credits = %d", doc.Metadata.CreditsUsed)
+	}
+}
