@@ -43,7 +43,7 @@ type site struct {
 	hits atomic.Int32
 }
 
-func newSite(t *testing.T) *site {
+func newSite(t testing.TB) *site {
 	s := &site{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/article", func(w http.ResponseWriter, r *http.Request) {

@@ -20,7 +20,7 @@ import (
 )
 
 // newLLMEngine returns an engine whose model is the scripted endpoint.
-func newLLMEngine(t *testing.T, ep *llmtest.Server, contextTokens int) *Engine {
+func newLLMEngine(t testing.TB, ep *llmtest.Server, contextTokens int) *Engine {
 	t.Helper()
 	log := testenv.Logger(t)
 	c, err := llm.New(llm.Options{BaseURL: ep.BaseURL, Model: "scripted-model", RetryBase: time.Millisecond, Log: log})
