@@ -17,7 +17,7 @@ test("scrape with several formats and options", async () => {
     excludeTags: [".ad"],
     timeout: 15000,
     headers: { "X-Test": "sdk" },
-    location: { country: "de", languages: ["de-DE", "en"] },
+    location: { country: "DE", languages: ["de-DE", "en"] },
   });
   assert.match(doc.markdown, /# The Lighthouse Keeper/);
   assert.match(doc.markdown, /kept the lamp burning/);

@@ -151,7 +151,7 @@ func TestDecodeMapRequest(t *testing.T) {
 		{"defaults", `{"url":"https://example.com"}`, def(nil)},
 		{"scheme added", `{"url":"example.com"}`, def(func(o *crawl.MapOptions) { o.URL = "http://example.com" })},
 		{"every option", `{"url":"https://example.com","search":"docs","sitemap":"only","includeSubdomains":false,
-			"ignoreQueryParameters":false,"ignoreCache":true,"limit":100000,"timeout":1500.5,"location":{"country":"de","languages":["de"]},
+			"ignoreQueryParameters":false,"ignoreCache":true,"limit":100000,"timeout":1500.5,"location":{"country":"DE","languages":["de"]},
 			"headers":{"X-A":"1"},"auditMetadata":{"username":"bob"},"origin":"sdk","integration":"x",
 			"includePaths":["^/docs"],"excludePaths":["\\.pdf$"],"regexOnFullURL":true,"allowExternalLinks":true,
 			"maxDiscoveryDepth":0,"deduplicateSimilarURLs":false,"ignoreRobotsTxt":true,"delay":0.5,"useIndex":false,"filterByPath":false}`,

@@ -265,7 +265,8 @@ func (v *validator) nestedScrapeOptions(path []any, raw json.RawMessage) scrape.
 // (MinAge points at 0, "cache only, any age is acceptable"); maxAge and
 // minAge beyond time.Duration's range are clamped; a changeTracking format
 // raises waitFor to 5000 ms after the waitFor rules were checked on the value
-// sent; location "us-generic" becomes "US-GENERIC".
+// sent. location.country must be two upper-case letters (the contract's
+// pattern): "us" is a 400, not upper-cased.
 func (v *validator) scrapeOptions(path []any, m jsonObject) scrape.Options {
 	o := scrape.Options{
 		Formats:            []scrape.Format{{Type: scrape.FormatMarkdown}},
@@ -843,10 +844,13 @@ func (v *validator) location(path []any, raw json.RawMessage) scrape.Location {
 	}
 	v.checkKeys(path, m, keysIn("country", "languages"))
 	if s, ok := v.optString(path, m, "country"); ok {
-		if c, ok := normalizeCountry(s); ok {
-			loc.Country = c
-		} else {
+		switch {
+		case !upperPair(s):
+			v.addCustom(at(path, "country"), codeInvalidString, msgCountryPattern)
+		case !knownCountry(s):
 			v.addCustom(at(path, "country"), codeCustom, msgInvalidCountry)
+		default:
+			loc.Country = s
 		}
 	}
 	if present(m, "languages") {

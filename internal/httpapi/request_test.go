@@ -205,12 +205,10 @@ func TestDecodeScrapeRequestOK(t *testing.T) {
 				}
 				o.SkipTLSVerification, o.StoreInCache = false, false
 			}},
-		{name: "location normalized", body: with(`"location":{"country":"de","languages":["de-DE","en"]}`),
+		{name: "location", body: with(`"location":{"country":"DE","languages":["de-DE","en"]}`),
 			want: func(o *scrape.Options) {
 				o.Location = scrape.Location{Country: "DE", Languages: []string{"de-DE", "en"}}
 			}},
-		{name: "location us-generic", body: with(`"location":{"country":"us-generic"}`),
-			want: func(o *scrape.Options) { o.Location = scrape.Location{Country: "US-GENERIC"} }},
 		{name: "location empty object", body: with(`"location":{}`), want: func(*scrape.Options) {}},
 		{name: "proxy stealth is enhanced", body: with(`"proxy":"stealth"`),
 			want: func(o *scrape.Options) { o.Proxy = "enhanced" }},
@@ -527,7 +525,11 @@ func TestDecodeScrapeRequestErrors(t *testing.T) {
 
 		// location.
 		{name: "country unknown", body: with(`"location":{"country":"XX"}`), msg: msgInvalidCountry, details: []string{"location.country: custom"}},
-		{name: "country three letters", body: with(`"location":{"country":"USA"}`), msg: msgInvalidCountry, details: []string{"location.country: custom"}},
+		{name: "country three letters", body: with(`"location":{"country":"USA"}`), msg: msgCountryPattern, details: []string{"location.country: invalid_string"}},
+		{name: "country lower-case", body: with(`"location":{"country":"us"}`), msg: msgCountryPattern, details: []string{"location.country: invalid_string"}},
+		{name: "country mixed case", body: with(`"location":{"country":"De"}`), msg: msgCountryPattern, details: []string{"location.country: invalid_string"}},
+		{name: "country us-generic", body: with(`"location":{"country":"us-generic"}`), msg: msgCountryPattern, details: []string{"location.country: invalid_string"}},
+		{name: "country empty", body: with(`"location":{"country":""}`), msg: msgCountryPattern, details: []string{"location.country: invalid_string"}},
 		{name: "country type", body: with(`"location":{"country":1}`), msg: bad, details: []string{"location.country: invalid_type"}},
 		{name: "languages type", body: with(`"location":{"languages":"en"}`), msg: bad, details: []string{"location.languages: invalid_type"}},
 		{name: "languages item type", body: with(`"location":{"languages":["en",1]}`), msg: bad, details: []string{"location.languages.1: invalid_type"}},
@@ -653,7 +655,7 @@ func TestDecodeScrapeRequestDetailsJSON(t *testing.T) {
 func BenchmarkDecodeScrapeRequest(b *testing.B) {
 	body := []byte(`{"url":"https://docs.example.com/guide/getting-started?ref=nav","formats":["markdown","html",` +
 		`{"type":"screenshot","fullPage":true}],"onlyMainContent":true,"waitFor":1000,"timeout":30000,` +
-		`"excludeTags":["nav","footer"],"location":{"country":"de","languages":["de-DE"]},"proxy":"auto","origin":"js-sdk"}`)
+		`"excludeTags":["nav","footer"],"location":{"country":"DE","languages":["de-DE"]},"proxy":"auto","origin":"js-sdk"}`)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := decodeScrapeRequest(strings.NewReader(string(body))); err != nil {

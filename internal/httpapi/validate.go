@@ -32,6 +32,9 @@ const (
 	msgUnrecognized   = "Unrecognized key in body -- please review the v2 API documentation for request body changes"
 	msgInvalidURL     = "Invalid URL"
 	msgInvalidCountry = "Invalid country code. Please use a valid ISO 3166-1 alpha-2 country code."
+	// msgCountryPattern is the 400 for a location.country that is not two
+	// upper-case letters (the contract's pattern), such as "us".
+	msgCountryPattern = "Invalid country code. location.country must be two upper-case letters (ISO 3166-1 alpha-2), such as US."
 )
 
 // Issue codes used in FieldError.Code (the names follow the reference
@@ -761,22 +764,33 @@ const countryCodes = "" +
 	"ZAZMZW"
 
 // normalizeCountry upper-cases a country code and checks it: an ISO 3166-1
-// alpha-2 code in any case, or "us-generic" (kept as "US-GENERIC", as the
-// reference server does).
+// alpha-2 code in any case (search's country, lower-case in the reference).
 func normalizeCountry(s string) (string, bool) {
 	up := strings.ToUpper(s)
-	if up == "US-GENERIC" {
-		return up, true
-	}
-	if len(up) != 2 {
+	if !knownCountry(up) {
 		return "", false
 	}
+	return up, true
+}
+
+// knownCountry reports whether s is an upper-case ISO 3166-1 alpha-2 code
+// (or XK).
+func knownCountry(s string) bool {
+	if len(s) != 2 {
+		return false
+	}
 	for i := 0; i+2 <= len(countryCodes); i += 2 {
-		if countryCodes[i:i+2] == up {
-			return up, true
+		if countryCodes[i:i+2] == s {
+			return true
 		}
 	}
-	return "", false
+	return false
+}
+
+// upperPair reports whether s is two upper-case ASCII letters, the
+// contract's pattern for location.country.
+func upperPair(s string) bool {
+	return len(s) == 2 && 'A' <= s[0] && s[0] <= 'Z' && 'A' <= s[1] && s[1] <= 'Z'
 }
 
 // msgSchemalessDict is the 400 for a JSON schema object that has no
