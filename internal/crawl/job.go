@@ -328,10 +328,15 @@ const statusTTL = 500 * time.Millisecond
 // job returns the job's decoded options and recent status; ErrJobNotFound
 // when it is gone.
 func (r *Runner) job(ctx context.Context, id string) (*cachedJob, error) {
+	return r.jobWithin(ctx, id, statusTTL)
+}
+
+// jobWithin is job with a status at most maxAge old (0: read now).
+func (r *Runner) jobWithin(ctx context.Context, id string, maxAge time.Duration) (*cachedJob, error) {
 	r.mu.Lock()
 	c := r.cache[id]
 	r.mu.Unlock()
-	if c != nil && r.now().Sub(c.readAt) < statusTTL {
+	if c != nil && r.now().Sub(c.readAt) < maxAge {
 		return c, nil
 	}
 	j, err := r.cfg.Jobs.Job(ctx, id)

@@ -197,6 +197,10 @@ func dedupe(urls []store.JobURL) []store.JobURL {
 	return out
 }
 
+// slotWaitFresh is how long a page may wait for its slots and still trust
+// a cached job status.
+const slotWaitFresh = 10 * time.Millisecond
+
 // acquireWait is how long a page waits for a concurrency slot before it
 // gives its worker back and is retried later.
 const acquireWait = 5 * time.Second
@@ -246,6 +250,7 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 		return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
 	}
 	host, hostDelay := r.crawlDelay(ctx, c, a.URL)
+	asked := time.Now()
 	release, err := r.slots(ctx, c, host, hostDelay)
 	if errors.Is(err, limits.ErrConcurrencyTimeout) && ctx.Err() == nil {
 		return river.JobSnooze(time.Second)
@@ -254,8 +259,13 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 		return err
 	}
 	// The job may have been cancelled while the page waited for its slot:
-	// a page not started yet is skipped like a queued one.
-	if fresh, err := r.job(ctx, a.Job); err != nil || stopped(fresh.job.Status) {
+	// a page not started yet is skipped like a queued one. After a wait
+	// the status is read afresh (a cancel during the wait is the case).
+	maxAge := statusTTL
+	if time.Since(asked) > slotWaitFresh {
+		maxAge = 0
+	}
+	if fresh, err := r.jobWithin(ctx, a.Job, maxAge); err != nil || stopped(fresh.job.Status) {
 		release()
 		if errors.Is(err, ErrJobNotFound) {
 			return nil
