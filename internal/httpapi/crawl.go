@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -179,6 +180,8 @@ type startResponse struct {
 	// (the caller's own fields win).
 	PromptGeneratedOptions json.RawMessage `json:"promptGeneratedOptions,omitempty"`
 	FinalCrawlerOptions    json.RawMessage `json:"finalCrawlerOptions,omitempty"`
+	// Warning says the crawl's limit was lowered to the remaining credits.
+	Warning string `json:"warning,omitempty"`
 }
 
 // handleCrawl serves POST /v2/crawl.
@@ -230,7 +233,7 @@ func (s *Server) handleCrawl(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkCredits(ctx, team, 1); err != nil {
 		return err
 	}
-	limit, err := s.clampToCredits(ctx, team, req.Limit)
+	limit, remaining, err := s.clampToCredits(ctx, team, req.Limit)
 	if err != nil {
 		return err
 	}
@@ -250,6 +253,11 @@ func (s *Server) handleCrawl(w http.ResponseWriter, r *http.Request) error {
 	s.log.InfoContext(ctx, "crawl queued", "request_id", requestIDFrom(ctx), "team_id", team.ID, "job_id", id,
 		"url", logURL(req.URL, req.ZDR), "limit", limit)
 	resp := startResponse{Success: true, ID: id, URL: s.baseURL(r) + "/v2/crawl/" + id}
+	if limit < req.Limit {
+		resp.Warning = clampWarning(req.Limit, limit, remaining)
+		s.log.InfoContext(ctx, "crawl limit lowered to the remaining credits", "request_id", requestIDFrom(ctx),
+			"team_id", team.ID, "job_id", id, "requested_limit", req.Limit, "limit", limit)
+	}
 	if generated != nil {
 		resp.PromptGeneratedOptions, resp.FinalCrawlerOptions = generated, req.Options.Request
 	}
@@ -317,19 +325,48 @@ func idempotencyKey(r *http.Request) (string, error) {
 
 var errIdempotencyKeyUsed = &Error{Status: http.StatusConflict, Code: "IDEMPOTENCY_KEY_USED", Message: "Idempotency key already used"}
 
-// clampToCredits lowers a crawl limit to the team's remaining credits.
-func (s *Server) clampToCredits(ctx context.Context, t auth.Team, limit int) (int, error) {
+// clampToCredits lowers a crawl limit to the team's remaining credits. It
+// returns the limit to use and the credits remaining (-1 when the team is
+// unlimited).
+func (s *Server) clampToCredits(ctx context.Context, t auth.Team, limit int) (int, int64, error) {
 	if s.ledger == nil || t.Unlimited {
-		return limit, nil
+		return limit, -1, nil
 	}
 	cur, err := s.ledger.Current(ctx, t.ID)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if cur.Balance.Unlimited {
-		return limit, nil
+		return limit, -1, nil
 	}
-	return int(max(1, min(int64(limit), cur.Balance.Remaining))), nil
+	return int(max(1, min(int64(limit), cur.Balance.Remaining))), cur.Balance.Remaining, nil
+}
+
+// clampWarning is the warning of a crawl whose limit was lowered from asked
+// to limit because the team had remaining credits left.
+func clampWarning(asked, limit int, remaining int64) string {
+	return fmt.Sprintf("The crawl limit was lowered from %d to %d pages: the team had %d credits remaining "+
+		"(1 credit per page at least). Add credits to crawl more.", asked, limit, remaining)
+}
+
+// startClampWarning is clampWarning for a stored crawl: its limit below the
+// one it was asked for (the echo of its request) means it was clamped.
+func startClampWarning(j store.Job) string {
+	if j.Limit <= 0 {
+		return ""
+	}
+	var o crawl.JobOptions
+	if json.Unmarshal(j.Options, &o) != nil {
+		return ""
+	}
+	var echo struct {
+		Limit int `json:"limit"`
+	}
+	if json.Unmarshal(o.Request, &echo) != nil || echo.Limit <= j.Limit {
+		return ""
+	}
+	return fmt.Sprintf("The crawl limit was lowered from %d to %d pages: the team's remaining credits when it started. "+
+		"Add credits to crawl more.", echo.Limit, j.Limit)
 }
 
 // baseURL is this server's public base URL, for the url of started jobs.
@@ -442,8 +479,17 @@ func (s *Server) jobStatus(ctx context.Context, r *http.Request, j store.Job, sk
 		}
 		resp.Next = next
 	}
-	if j.Kind == store.JobCrawl && terminal {
-		resp.Warning = s.crawlWarning(ctx, j)
+	if j.Kind == store.JobCrawl {
+		var warnings []string
+		if w := startClampWarning(j); w != "" {
+			warnings = append(warnings, w)
+		}
+		if terminal {
+			if w := s.crawlWarning(ctx, j); w != "" {
+				warnings = append(warnings, w)
+			}
+		}
+		resp.Warning = strings.Join(warnings, " ")
 	}
 	return resp, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
 	"github.com/firegate/firegate/internal/fetch"
@@ -49,11 +50,19 @@ type jobsStore interface {
 // jobAPI is a Server with real jobs (store, River queue, plain HTTP
 // engine) behind a real HTTP listener.
 type jobAPI struct {
-	url string
-	st  jobsStore
+	url   string
+	st    jobsStore
+	teams teamAuth
 }
 
 func newJobAPI(t *testing.T, kind string) *jobAPI {
+	t.Helper()
+	return newJobAPIWith(t, kind, false)
+}
+
+// newJobAPIWith is newJobAPI, with a real credit ledger over the store
+// when billed (teams stay unlimited until given credits).
+func newJobAPIWith(t *testing.T, kind string, billed bool) *jobAPI {
 	t.Helper()
 	var st jobsStore
 	if kind == "sqlite" {
@@ -64,8 +73,14 @@ func newJobAPI(t *testing.T, kind string) *jobAPI {
 	log := testenv.Logger(t)
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Log: log})
-	runner := crawl.NewRunner(crawl.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
-		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Describe: Describe, Log: log})
+	rc := crawl.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
+		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Describe: Describe, Log: log}
+	var ledger Ledger // a nil interface without billing
+	if billed {
+		l := billing.NewLedger(st, log)
+		rc.Ledger, ledger = l, l
+	}
+	runner := crawl.NewRunner(rc)
 	workers := river.NewWorkers()
 	runner.Register(workers)
 	q, err := queue.Open(t.Context(), st, workers, queue.Options{Workers: 8}, log)
@@ -89,11 +104,11 @@ func newJobAPI(t *testing.T, kind string) *jobAPI {
 		}
 		teams[key] = auth.Team{ID: team.ID, Name: name}
 	}
-	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Log: log})
+	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Ledger: ledger, Log: log})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &jobAPI{url: srv.URL, st: st}
+	return &jobAPI{url: srv.URL, st: st, teams: teams}
 }
 
 // call sends a request and decodes the JSON answer.
@@ -530,5 +545,43 @@ func TestCrawlFailedForm(t *testing.T) {
 	if st["status"] != "failed" || st["success"] != false || st["error"] == "" || st["total"] != float64(0) ||
 		st["completed"] != float64(0) || len(st["data"].([]any)) != 0 || st["expiresAt"] == nil {
 		t.Errorf("failed form %v", st)
+	}
+}
+
+// TestCrawlLimitClampedToCredits checks that a crawl whose limit exceeds the
+// team's credits runs with the credits as its limit and says so: a warning
+// naming both numbers in the start response and in the status.
+func TestCrawlLimitClampedToCredits(t *testing.T) {
+	_, target := site(t, testsite.Options{Pages: 40})
+	api := newJobAPIWith(t, "sqlite", true)
+	if _, err := api.st.SetCredits(t.Context(), api.teams[keyA].ID, 5); err != nil {
+		t.Fatal(err)
+	}
+	code, m := api.call(t, http.MethodPost, "/v2/crawl", keyA, `{"url":"`+target+`/","limit":30,"sitemap":"skip"}`)
+	w, _ := m["warning"].(string)
+	if code != 200 || m["success"] != true || !strings.Contains(w, "from 30 to 5 pages") || !strings.Contains(w, "5 credits remaining") {
+		t.Fatalf("start: %d %v", code, m)
+	}
+	id, _ := m["id"].(string)
+	st := api.wait(t, "/v2/crawl/"+id)
+	if st["total"] != float64(5) {
+		t.Errorf("total %v, want 5 (the credits)", st["total"])
+	}
+	if w, _ := st["warning"].(string); !strings.Contains(w, "from 30 to 5 pages") {
+		t.Errorf("status warning %q", w)
+	}
+
+	// Within the credits: no warning, here or in the status.
+	if _, err := api.st.SetCredits(t.Context(), api.teams[keyA].ID, 100); err != nil {
+		t.Fatal(err)
+	}
+	code, m = api.call(t, http.MethodPost, "/v2/crawl", keyA, `{"url":"`+target+`/","limit":3,"sitemap":"skip"}`)
+	if _, has := m["warning"]; code != 200 || has {
+		t.Fatalf("start within credits: %d %v", code, m)
+	}
+	id, _ = m["id"].(string)
+	st = api.wait(t, "/v2/crawl/"+id)
+	if w, _ := st["warning"].(string); strings.Contains(w, "lowered") || st["total"] != float64(3) {
+		t.Errorf("status within credits: total %v, warning %q", st["total"], w)
 	}
 }
