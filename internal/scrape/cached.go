@@ -79,6 +79,9 @@ func (e *Engine) fromCache(ctx context.Context, key string, o *Options) (*Docume
 		e.log.WarnContext(ctx, "cache entry unreadable", "err", err)
 		return nil, cache.ErrMiss
 	}
+	if o.HasFormat(FormatProduct) && doc.Product == nil {
+		doc.Product = productJSON(nil) // a cached null reads back as absent
+	}
 	doc.Metadata.ScrapeID = newID()
 	doc.Metadata.SourceURL = o.URL
 	doc.Metadata.CacheState = "hit"

@@ -26,8 +26,9 @@ type Document struct {
 	JSON       *json.RawMessage `json:"json,omitempty"`
 	Answer     *string          `json:"answer,omitempty"`
 	Highlights *string          `json:"highlights,omitempty"`
-	// Product is the product format's object (null when the page offers
-	// none).
+	// Product is the product format's object: extracted from the page's
+	// markup (internal/product), gaps filled by the model when one is
+	// configured; the JSON null when the page offers none.
 	Product *json.RawMessage `json:"product,omitempty"`
 	Actions *ActionResults   `json:"actions,omitempty"`
 	// Pages and Blocks come from the PDF parser's pages and blocks options.

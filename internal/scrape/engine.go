@@ -22,6 +22,7 @@ import (
 	"github.com/firegate/firegate/internal/htmlclean"
 	"github.com/firegate/firegate/internal/markdown"
 	"github.com/firegate/firegate/internal/pagemeta"
+	"github.com/firegate/firegate/internal/product"
 )
 
 // Fetcher fetches one URL over plain HTTP. *fetch.Client implements it.
@@ -361,6 +362,9 @@ func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response
 	default:
 		return nil, fmt.Errorf("%w: content type %q cannot be converted; request the rawBase64 format to receive the bytes", ErrUnsupportedFile, doc.Metadata.ContentType)
 	}
+	if opts.HasFormat(FormatProduct) && doc.Product == nil {
+		doc.Product = productJSON(nil) // no HTML page: null
+	}
 	return doc, nil
 }
 
@@ -393,6 +397,9 @@ func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document, 
 	} else {
 		base = pagemeta.BaseURL(root, pageURL)
 		doc.Metadata.Page = pagemeta.Metadata(root, base)
+	}
+	if opts.HasFormat(FormatProduct) {
+		doc.Product = productJSON(product.Extract(root, base))
 	}
 	if f, ok := opts.FormatOf(FormatAttributes); ok {
 		sels := make([]pagemeta.AttributeSelector, len(f.Selectors))

@@ -21,7 +21,7 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 		case FormatBranding:
 			return &FeatureError{Code: "SCRAPE_BRANDING_NOT_SUPPORTED", Feature: "formats.branding",
 				Reason: "The branding format is not supported by this server yet: it needs the browser engine, which is not available"}
-		case FormatSummary, FormatJSON, FormatQuestion, FormatHighlights, FormatQuery, FormatProduct:
+		case FormatSummary, FormatJSON, FormatQuestion, FormatHighlights, FormatQuery:
 			if llmOK {
 				continue
 			}

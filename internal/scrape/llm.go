@@ -58,6 +58,10 @@ func planLLM(opts *Options) (plan *llmPlan, base Options, err error) {
 			base.Formats = append(base.Formats, f)
 			continue
 		}
+		if f.Type == FormatProduct {
+			// Extracted from the markup first; the model fills gaps.
+			base.Formats = append(base.Formats, f)
+		}
 		if f.Type == FormatJSON && len(f.Schema) > 0 {
 			s, err := llm.CompileSchema(f.Schema)
 			if err != nil {

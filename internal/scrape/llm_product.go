@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/firegate/firegate/internal/llm"
+	"github.com/firegate/firegate/internal/product"
 )
 
 // productSchema is the product object of the contract: title, brand,
@@ -28,9 +29,20 @@ const productTask = "Extract the product this web page offers, as JSON matching 
 	"written), the original price when it is on sale, availability and images (absolute URLs). Use only what the page " +
 	"says; leave out what it does not give. If the page offers no product, answer {}."
 
-// extractProduct fills doc.Product; a page without a product (no title
-// and no variants in the answer) leaves it null.
+// extractProduct completes doc.Product, which the markup extraction
+// (internal/product) has set: the model is asked only when that left the
+// title or a variant's price empty, and its answer only fills fields
+// still empty. A page without a product either way stays null.
 func (e *Engine) extractProduct(ctx context.Context, md string, doc *Document) error {
+	var have *product.Product
+	if doc.Product != nil {
+		if err := json.Unmarshal(*doc.Product, &have); err != nil {
+			have = nil
+		}
+	}
+	if product.Complete(have) {
+		return nil
+	}
 	schema, err := llm.CompileSchema(json.RawMessage(productSchema))
 	if err != nil {
 		return err
@@ -39,13 +51,24 @@ func (e *Engine) extractProduct(ctx context.Context, md string, doc *Document) e
 	if err != nil {
 		return err
 	}
-	var probe struct {
-		Title    string            `json:"title"`
-		Variants []json.RawMessage `json:"variants"`
+	var got *product.Product
+	if out != nil && json.Unmarshal(out, &got) == nil && got != nil && (got.Title != "" || len(got.Variants) > 0) {
+		if have == nil {
+			have = got
+		} else {
+			product.Fill(have, got)
+		}
 	}
-	if out == nil || json.Unmarshal(out, &probe) != nil || (probe.Title == "" && len(probe.Variants) == 0) {
-		out = json.RawMessage("null")
-	}
-	doc.Product = &out
+	doc.Product = productJSON(have)
 	return nil
+}
+
+// productJSON encodes the product format's value; nil is the JSON null.
+func productJSON(p *product.Product) *json.RawMessage {
+	b, err := json.Marshal(p)
+	if err != nil {
+		b = []byte("null")
+	}
+	raw := json.RawMessage(b)
+	return &raw
 }
