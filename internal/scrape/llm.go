@@ -51,7 +51,7 @@ type llmPlan struct {
 // markdown requested, which is what the model reads.
 func planLLM(opts *Options) (plan *llmPlan, base Options, err error) {
 	base = *opts
-	p := &llmPlan{cleanContent: opts.OnlyCleanContent, keepMarkdown: opts.HasFormat(FormatMarkdown), schemas: map[int]*llm.Schema{}}
+	p := &llmPlan{keepMarkdown: opts.HasFormat(FormatMarkdown), schemas: map[int]*llm.Schema{}}
 	base.Formats = make([]Format, 0, len(opts.Formats)+1)
 	for _, f := range opts.Formats {
 		if !isLLMFormat(f.Type) {
@@ -72,8 +72,12 @@ func planLLM(opts *Options) (plan *llmPlan, base Options, err error) {
 		}
 		p.formats = append(p.formats, f)
 	}
+	// onlyCleanContent cleans the markdown that is returned or that the
+	// model formats read; with neither it would change nothing.
+	p.cleanContent = opts.OnlyCleanContent && (p.keepMarkdown || len(p.formats) > 0)
 	if len(p.formats) == 0 && !p.cleanContent {
-		return nil, *opts, nil
+		base.OnlyCleanContent = false
+		return nil, base, nil
 	}
 	if !p.keepMarkdown {
 		base.Formats = append(base.Formats, Format{Type: FormatMarkdown})

@@ -580,3 +580,19 @@ func TestParseFileWithModelFormats(t *testing.T) {
 		t.Errorf("credits = %d", doc.Metadata.CreditsUsed)
 	}
 }
+
+func TestOnlyCleanContentWithoutMarkdownCallsNoModel(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	ep := llmtest.New(t)
+	e := newLLMEngine(t, ep, 0)
+	o := defaults(s.URL+"/article", FormatHTML)
+	o.OnlyCleanContent = true
+	doc, err := e.Scrape(context.Background(), o)
+	if err != nil || doc.HTML == nil || doc.Markdown != nil {
+		t.Fatalf("doc %+v err %v", doc, err)
+	}
+	if n := len(ep.Requests()); n != 0 {
+		t.Errorf("%d model calls for a request whose markdown nobody reads", n)
+	}
+}
