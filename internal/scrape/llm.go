@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/firegate/firegate/internal/billing"
@@ -106,9 +107,14 @@ func llmSurcharge(formats []Format) int {
 // instructions name, with any marker inside the page neutralized so the
 // page cannot close the block and speak as the caller.
 func pageData(markdown string) string {
-	safe := strings.NewReplacer("<page>", "<page\u200b>", "</page>", "</page\u200b>").Replace(markdown)
+	safe := pageMarker.ReplaceAllStringFunc(markdown, func(m string) string {
+		return m[:len(m)-1] + "\u200b>" // <page> -> <page\u200b>: no longer the marker
+	})
 	return "<page>\n" + safe + "\n</page>"
 }
+
+// pageMarker matches the data markers in any case and spacing.
+var pageMarker = regexp.MustCompile(`(?i)<\s*/?\s*page\s*>`)
 
 // dataRule is the part of every system message that keeps the page's
 // text in its place.
