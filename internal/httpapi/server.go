@@ -183,6 +183,7 @@ func New(d Deps) *Server {
 			r.HandleFunc(p, s.handle(handleNotImplemented))
 		}
 	})
+	s.v1Routes(r)
 	s.router = r
 	return s
 }

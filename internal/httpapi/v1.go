@@ -1,0 +1,234 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// The v1 API, spoken by the 1.x JavaScript SDK and the integrations built
+// on it. POST /v1/scrape is translated to the v2 engine (request to a v2
+// body, response back to the v1 shape); every other /v1 route answers a
+// JSON 404 naming its v2 counterpart.
+
+// v1Routes mounts /v1 on r. The routes served sit behind the same body
+// limit and authentication as /v2; the not-served answer needs no key.
+func (s *Server) v1Routes(r chi.Router) {
+	r.Route("/v1", func(r chi.Router) {
+		r.NotFound(s.handle(handleV1NotServed))
+		r.MethodNotAllowed(s.handle(handleV1NotServed))
+		r.Group(func(r chi.Router) {
+			r.Use(s.limitBody, s.authenticate)
+			r.Post("/scrape", s.handle(s.handleV1Scrape))
+		})
+	})
+}
+
+// handleV1NotServed answers a /v1 route this server does not translate.
+func handleV1NotServed(_ http.ResponseWriter, r *http.Request) error {
+	v2 := "/v2" + strings.TrimPrefix(r.URL.Path, "/v1")
+	msg := "This server serves the v1 API's POST /v1/scrape only; " + r.Method + " " + r.URL.Path +
+		" is not served. Use the v2 API (" + r.Method + " " + v2 + ") with a v2 SDK, such as @mendable/firecrawl-js 4.x."
+	return &Error{Status: http.StatusNotFound, Code: "V1_ROUTE_NOT_SERVED", Message: msg}
+}
+
+// v1Defaults are the v1 scrape defaults that differ from v2's: no cached
+// result unless maxAge asks for one, and a 30 s timeout.
+const (
+	v1DefaultMaxAge  = `0`
+	v1DefaultTimeout = `30000`
+)
+
+// handleV1Scrape serves POST /v1/scrape through the v2 scrape handler:
+// the body is rewritten to v2 (v1ScrapeBody), and a success's document has
+// json renamed extract when the v1 "extract" format was asked for. Errors
+// keep the v2 envelope (success false, error), which v1 clients read.
+func (s *Server) handleV1Scrape(w http.ResponseWriter, r *http.Request) error {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		var apiErr *Error
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &apiErr): // the body deadline
+			return apiErr
+		case errors.As(err, &tooLarge):
+			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "PAYLOAD_TOO_LARGE", Message: msgTooLarge, err: err}
+		}
+		return errInvalidJSON(err)
+	}
+	body, extract, apiErr := v1ScrapeBody(raw)
+	if apiErr != nil {
+		return apiErr
+	}
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2.ContentLength = int64(len(body))
+	rec := &bufferedResponse{header: http.Header{}}
+	if err := s.handleScrape(rec, r2); err != nil {
+		return err
+	}
+	out := rec.body.Bytes()
+	if extract && rec.status == http.StatusOK {
+		out = renameDataKey(out, "json", "extract")
+	}
+	for k, v := range rec.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(out)
+	return nil
+}
+
+// v1ScrapeBody rewrites a v1 scrape body into a v2 one. Keys both versions
+// share pass through (v2 validation then names any bad field); formats are
+// turned from v1 strings into v2 format objects; v1-only options are mapped
+// (parsePDF, geolocation, extract/jsonOptions, changeTrackingOptions) or
+// dropped when v2 has no counterpart (useMock, agent, ...). extract reports
+// whether the v1 "extract" format was asked for.
+func v1ScrapeBody(raw []byte) (body []byte, extract bool, apiErr *Error) {
+	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
+		return nil, false, apiErr
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, false, errInvalidJSON(err)
+	}
+	// Options of the extraction formats, v1's two names for one thing.
+	llmOpts := m["jsonOptions"]
+	if llmOpts == nil {
+		llmOpts = m["extract"]
+	}
+	if loc, ok := m["geolocation"]; ok {
+		if _, has := m["location"]; !has {
+			m["location"] = loc
+		}
+	}
+	if pdf, ok := m["parsePDF"]; ok && string(pdf) == "false" {
+		m["parsers"] = json.RawMessage(`[]`)
+	}
+	if f, ok := m["formats"]; ok {
+		var formats []json.RawMessage
+		if json.Unmarshal(f, &formats) == nil {
+			out := make([]any, len(formats))
+			for i, f := range formats {
+				var name string
+				if json.Unmarshal(f, &name) != nil {
+					out[i] = f // not a v1 string: v2 validation decides
+					continue
+				}
+				switch name {
+				case "screenshot@fullPage":
+					out[i] = map[string]any{"type": "screenshot", "fullPage": true}
+				case "extract", "json":
+					extract = extract || name == "extract"
+					out[i] = v1JSONFormat(llmOpts)
+				case "changeTracking":
+					out[i] = v1ChangeTracking(m["changeTrackingOptions"])
+				default:
+					out[i] = name
+				}
+			}
+			m["formats"], _ = json.Marshal(out)
+		}
+	}
+	for _, k := range []string{"jsonOptions", "extract", "geolocation", "parsePDF", "changeTrackingOptions",
+		"useMock", "agent", "__experimental_cache", "__experimental_omceDomain", "languages"} {
+		delete(m, k)
+	}
+	if _, ok := m["maxAge"]; !ok {
+		m["maxAge"] = json.RawMessage(v1DefaultMaxAge)
+	}
+	if _, ok := m["timeout"]; !ok {
+		m["timeout"] = json.RawMessage(v1DefaultTimeout)
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, false, errInvalidJSON(err)
+	}
+	return body, extract, nil
+}
+
+// v1JSONFormat is the v2 json format of v1's extract options {schema,
+// prompt, systemPrompt}; v2 has no system prompt, so it leads the prompt.
+func v1JSONFormat(opts json.RawMessage) any {
+	var o struct {
+		Schema       json.RawMessage `json:"schema"`
+		Prompt       string          `json:"prompt"`
+		SystemPrompt string          `json:"systemPrompt"`
+	}
+	f := map[string]any{"type": "json"}
+	if json.Unmarshal(opts, &o) != nil {
+		return f
+	}
+	if len(o.Schema) > 0 && string(o.Schema) != "null" {
+		f["schema"] = o.Schema
+	}
+	prompt := strings.TrimSpace(strings.Join([]string{o.SystemPrompt, o.Prompt}, "\n\n"))
+	if prompt != "" {
+		f["prompt"] = prompt
+	}
+	return f
+}
+
+// v1ChangeTracking is the v2 changeTracking format of v1's
+// changeTrackingOptions (the same keys, one level up).
+func v1ChangeTracking(opts json.RawMessage) any {
+	f := map[string]json.RawMessage{}
+	_ = json.Unmarshal(opts, &f)
+	f["type"] = json.RawMessage(`"changeTracking"`)
+	return f
+}
+
+// renameDataKey renames the member from of the data object of a
+// {"success":true,"data":{...}} body to to; the body is returned as is
+// when it has no such member.
+func renameDataKey(body []byte, from, to string) []byte {
+	var env map[string]json.RawMessage
+	if json.Unmarshal(body, &env) != nil {
+		return body
+	}
+	var data map[string]json.RawMessage
+	if json.Unmarshal(env["data"], &data) != nil {
+		return body
+	}
+	v, ok := data[from]
+	if !ok {
+		return body
+	}
+	delete(data, from)
+	data[to] = v
+	env["data"], _ = json.Marshal(data)
+	out, err := json.Marshal(env)
+	if err != nil {
+		return body
+	}
+	return append(out, '\n')
+}
+
+// bufferedResponse is an http.ResponseWriter that keeps the response, for
+// a handler whose answer is rewritten before it is sent.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	if b.status == 0 {
+		b.status = http.StatusOK
+	}
+	return b.body.Write(p)
+}
