@@ -64,6 +64,8 @@ type Media struct {
 	Data          []byte
 	ContentType   string // image/png, image/jpeg or application/pdf
 	Width, Height int    // of a screenshot, in pixels
+	// Ref is where Env.Store wrote the data (Data is then nil).
+	Ref string
 }
 
 // Scrape is the output of a scrape action.
@@ -115,6 +117,11 @@ type Env struct {
 	// page is quiet again: navigation done, network idle, DOM stable. It
 	// must return quickly on a page that is already quiet.
 	Settle func(ctx context.Context) error
+	// Store, when set, writes each screenshot and PDF out as soon as it
+	// is taken and returns a reference to it (a URL), so that a request's
+	// images are not all held until the render ends. Its errors end the
+	// run as they are (a StoreError), not as an action's failure.
+	Store func(ctx context.Context, data []byte, contentType string) (string, error)
 	// Pixels, when set, is the request's screenshot budget: each
 	// screenshot action draws its pixels from it and fails once it is
 	// used up.
@@ -250,6 +257,9 @@ func Run(ctx context.Context, t *chromedp.Target, env Env, list []Action) (Resul
 				ae.Index, ae.Type = i, a.Type
 				return res, ae
 			}
+			if se, ok := errors.AsType[*StoreError](err); ok {
+				return res, se
+			}
 			return res, &Error{Index: i, Type: a.Type, Reason: err.Error()}
 		}
 	}
@@ -295,6 +305,9 @@ func runOne(ctx context.Context, t *chromedp.Target, env Env, a Action, res *Res
 		if err != nil {
 			return err
 		}
+		if m, err = store(ctx, env, m); err != nil {
+			return err
+		}
 		res.Screenshots = append(res.Screenshots, m)
 	case TypeScrape:
 		s, err := Capture(ctx, t)
@@ -313,9 +326,33 @@ func runOne(ctx context.Context, t *chromedp.Target, env Env, a Action, res *Res
 		if err != nil {
 			return err
 		}
+		if m, err = store(ctx, env, m); err != nil {
+			return err
+		}
 		res.PDFs = append(res.PDFs, m)
 	}
 	return nil
+}
+
+// StoreError is a failure of Env.Store; Run returns it unchanged.
+type StoreError struct{ Err error }
+
+func (e *StoreError) Error() string { return "actions: store media: " + e.Err.Error() }
+
+// Unwrap returns the store's error.
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// store writes m out through env.Store, when there is one.
+func store(ctx context.Context, env Env, m Media) (Media, error) {
+	if env.Store == nil {
+		return m, nil
+	}
+	ref, err := env.Store(ctx, m.Data, m.ContentType)
+	if err != nil {
+		return m, &StoreError{Err: err}
+	}
+	m.Data, m.Ref = nil, ref
+	return m, nil
 }
 
 // sleep waits d or until ctx ends.

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	_ "image/png"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -263,5 +265,55 @@ func TestScreenshotPixelBudget(t *testing.T) {
 	res, err = p.Render(ctx, Request{URL: s.URL + "/", Actions: []actions.Action{shot, shot}})
 	if err != nil || len(res.Actions.Screenshots) != 2 {
 		t.Fatalf("two full-page screenshots: %v", err)
+	}
+}
+
+// TestActionMediaWrittenOutWhenTaken: with StoreMedia, each screenshot and
+// PDF is handed over as soon as it is taken (before the next action runs)
+// and the results keep only the reference; a store error ends the render
+// as itself.
+func TestActionMediaWrittenOutWhenTaken(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body><p id="n">0</p></body></html>`}, nil)
+	ctx := testCtx(t, 30*time.Second)
+	var mu sync.Mutex
+	var stored []string
+	store := func(ctx context.Context, data []byte, ct string) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(data) == 0 {
+			return "", errors.New("empty media")
+		}
+		stored = append(stored, ct)
+		return fmt.Sprintf("ref-%d", len(stored)), nil
+	}
+	js := func(src string) actions.Action {
+		return actions.Action{Type: actions.TypeExecuteJavascript, Script: src}
+	}
+	res, err := p.Render(ctx, Request{URL: s.URL + "/", StoreMedia: store, Actions: []actions.Action{
+		{Type: actions.TypeScreenshot},
+		js(`document.getElementById('n').textContent = '1'`),
+		{Type: actions.TypePDF},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shots, pdfs := res.Actions.Screenshots, res.Actions.PDFs
+	if len(shots) != 1 || len(pdfs) != 1 || shots[0].Ref != "ref-1" || shots[0].Data != nil || pdfs[0].Ref != "ref-2" || pdfs[0].Data != nil {
+		t.Fatalf("results keep %+v %+v", shots, pdfs)
+	}
+	if len(stored) != 2 || stored[0] != "image/png" || stored[1] != "application/pdf" {
+		t.Errorf("stored %v", stored)
+	}
+	full := errors.New("quota used up")
+	_, err = p.Render(ctx, Request{URL: s.URL + "/", Actions: []actions.Action{{Type: actions.TypeScreenshot}},
+		StoreMedia: func(context.Context, []byte, string) (string, error) { return "", full }})
+	if !errors.Is(err, full) {
+		t.Errorf("store failure: %v, want it unwrapped from the render", err)
+	}
+	var ae *actions.Error
+	if errors.As(err, &ae) {
+		t.Errorf("store failure reported as an action failure: %v", err)
 	}
 }

@@ -61,6 +61,10 @@ type Request struct {
 	WaitFor    time.Duration
 	Actions    []actions.Action
 	Screenshot *Screenshot
+	// StoreMedia, when set, writes each action's screenshot or PDF out as
+	// soon as it is taken (actions.Env.Store); the results then carry its
+	// reference instead of the bytes.
+	StoreMedia func(ctx context.Context, data []byte, contentType string) (string, error)
 	// State, when set, is loaded before navigation (a profile's cookies and
 	// storage); SaveState returns the storage at the end in Result.State.
 	State     *State
@@ -220,6 +224,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	res = &Result{}
 	if len(req.Actions) > 0 {
 		env.Pixels = actions.NewPixelBudget(actions.RequestPixels)
+		env.Store = req.StoreMedia
 		env.Settle = func(ctx context.Context) error {
 			return settle(ctx, t, tr, min(settleMax, remaining()/3), true)
 		}

@@ -61,6 +61,13 @@ func (e *Engine) renderInBrowser(ctx context.Context, o *Options) (*fetch.Respon
 		WaitFor:       o.WaitFor,
 		Actions:       toBrowserActions(o.Actions),
 	}
+	if !o.ZeroDataRetention {
+		// Each action's screenshot or PDF goes to the media store as soon
+		// as it is taken (a zero data retention answer carries them inline).
+		req.StoreMedia = func(ctx context.Context, data []byte, contentType string) (string, error) {
+			return e.putMedia(ctx, o, data, contentType)
+		}
+	}
 	if f, ok := o.FormatOf(FormatScreenshot); ok {
 		req.Screenshot = &browser.Screenshot{FullPage: f.FullPage}
 		if f.Quality != nil {
@@ -116,15 +123,21 @@ func (e *Engine) attachBrowserOutputs(ctx context.Context, o *Options, res *brow
 		return nil
 	}
 	out := &ActionResults{Screenshots: []string{}, Scrapes: []ActionScrape{}, JavascriptReturns: []JavascriptValue{}, PDFs: []string{}}
+	ref := func(m actions.Media) (string, error) {
+		if m.Ref != "" {
+			return m.Ref, nil
+		}
+		return e.putMedia(ctx, o, m.Data, m.ContentType)
+	}
 	for _, m := range res.Actions.Screenshots {
-		u, err := e.putMedia(ctx, o, m.Data, m.ContentType)
+		u, err := ref(m)
 		if err != nil {
 			return err
 		}
 		out.Screenshots = append(out.Screenshots, u)
 	}
 	for _, m := range res.Actions.PDFs {
-		u, err := e.putMedia(ctx, o, m.Data, m.ContentType)
+		u, err := ref(m)
 		if err != nil {
 			return err
 		}
