@@ -41,6 +41,18 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 			llmtest.Write(w, `{"includePaths":["^/blog/.*"],"limit":5,"sitemap":"skip"}`, nil)
 			return
 		}
+		if strings.Contains(r.System(), "Name the widgets") {
+			title := ""
+			for _, l := range strings.Split(r.LastUser(), "\n") {
+				if strings.HasPrefix(l, "# ") {
+					title = strings.TrimPrefix(l, "# ")
+					break
+				}
+			}
+			b, _ := json.Marshal(map[string]any{"widgets": []string{title}})
+			llmtest.Write(w, string(b), nil)
+			return
+		}
 		if strings.Contains(r.System(), "List the colours") {
 			colour := "red"
 			if strings.Contains(r.LastUser(), "Blue Widget") {
@@ -56,12 +68,26 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		io.WriteString(w, `<html><body><main><h1>Red Widget</h1><p>Price: 9 EUR.</p></main></body></html>`)
 	}))
 	defer red.Close()
+	shopMux := http.NewServeMux()
+	for path, body := range map[string]string{
+		"/shop":   `<h1>Shop</h1><p><a href="/shop/a">A</a> <a href="/shop/b">B</a> <a href="/other">Other</a></p>`,
+		"/shop/a": `<h1>Red Widget</h1><p>Red.</p>`,
+		"/shop/b": `<h1>Blue Widget</h1><p>Blue.</p>`,
+		"/other":  `<h1>Other</h1><p>Not a widget.</p>`,
+	} {
+		shopMux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<html><body><main>`+body+`</main></body></html>`)
+		})
+	}
+	shop := httptest.NewServer(shopMux)
+	defer shop.Close()
 
 	dir := t.TempDir()
 	ctx := context.Background()
 	e := map[string]string{"DATA_DIR": dir}
 	var out bytes.Buffer
-	if err := run(ctx, []string{"keys", "create", "--team", "acme", "--credits", "40"}, env(e), &out, io.Discard); err != nil {
+	if err := run(ctx, []string{"keys", "create", "--team", "acme", "--credits", "60"}, env(e), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	key := strings.TrimSpace(out.String())
@@ -148,23 +174,7 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 	// merged when polled.
 	extractBody := `{"urls":["` + site.URL + `","` + red.URL + `"],"prompt":"List the colours","showSources":true,` +
 		`"schema":{"type":"object","properties":{"shop":{"type":"string"},"colours":{"type":"array","items":{"type":"string"}}}}}`
-	req, _ := http.NewRequest(http.MethodPost, base+"/v2/extract", strings.NewReader(extractBody))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var started struct {
-		Success bool   `json:"success"`
-		ID      string `json:"id"`
-	}
-	json.NewDecoder(resp.Body).Decode(&started)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || !started.Success || started.ID == "" || resp.Header.Get("Deprecation") != "true" {
-		t.Fatalf("POST /v2/extract: %d %+v %v", resp.StatusCode, started, resp.Header)
-	}
-	var st struct {
+	type extractStatus struct {
 		Success     bool                `json:"success"`
 		Status      string              `json:"status"`
 		Data        map[string]any      `json:"data"`
@@ -172,19 +182,43 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		CreditsUsed int                 `json:"creditsUsed"`
 		ExpiresAt   string              `json:"expiresAt"`
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		req, _ := http.NewRequest(http.MethodGet, base+"/v2/extract/"+started.ID, nil)
+	var lastExtract string
+	extract := func(body string) extractStatus {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/v2/extract", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		json.NewDecoder(resp.Body).Decode(&st)
+		var started struct {
+			Success bool   `json:"success"`
+			ID      string `json:"id"`
+		}
+		json.NewDecoder(resp.Body).Decode(&started)
 		resp.Body.Close()
-		if st.Status != "processing" || time.Now().After(deadline) {
-			break
+		if resp.StatusCode != 200 || !started.Success || started.ID == "" || resp.Header.Get("Deprecation") != "true" {
+			t.Fatalf("POST /v2/extract: %d %+v %v", resp.StatusCode, started, resp.Header)
+		}
+		lastExtract = started.ID
+		var st extractStatus
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			req, _ := http.NewRequest(http.MethodGet, base+"/v2/extract/"+started.ID, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st = extractStatus{}
+			json.NewDecoder(resp.Body).Decode(&st)
+			resp.Body.Close()
+			if st.Status != "processing" || time.Now().After(deadline) {
+				return st
+			}
 		}
 	}
+	st := extract(extractBody)
 	colours := fmt.Sprint(st.Data["colours"])
 	if st.Status != "completed" || st.Data["shop"] != "Widgets Inc" || !strings.Contains(colours, "blue") ||
 		!strings.Contains(colours, "red") || strings.Count(colours, "green") != 1 {
@@ -192,6 +226,23 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 	}
 	if len(st.Sources["colours"]) != 2 || st.CreditsUsed != 10 || st.ExpiresAt == "" {
 		t.Errorf("sources %v credits %d expiresAt %q", st.Sources, st.CreditsUsed, st.ExpiresAt)
+	}
+
+	// A glob: the pages under /shop found by map, /other left out.
+	st = extract(`{"urls":["` + shop.URL + `/shop/*"],"prompt":"Name the widgets","showSources":true}`)
+	widgets := fmt.Sprint(st.Data["widgets"])
+	if st.Status != "completed" || !strings.Contains(widgets, "Shop") || !strings.Contains(widgets, "Red Widget") ||
+		!strings.Contains(widgets, "Blue Widget") || strings.Contains(widgets, "Other") || st.CreditsUsed != 15 {
+		t.Errorf("glob extract: %+v", st)
+		for _, p := range []string{"/v2/batch/scrape/" + lastExtract, "/v2/batch/scrape/" + lastExtract + "/errors"} {
+			req, _ := http.NewRequest(http.MethodGet, base+p, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				t.Logf("GET %s: %s", p, b)
+			}
+		}
 	}
 
 	// A crawl prompt: the model's options under the caller's own fields,
@@ -235,9 +286,9 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 	if err := run(ctx, []string{"credits", "show", "--team", "acme"}, env(map[string]string{"DATA_DIR": dir}), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	// 40 - 5 (json) - 1 (markdown + summary) - 10 (extract: json on two
-	// pages); the failed request is free.
-	if got := strings.TrimSpace(out.String()); !strings.Contains(got, "24 of 40") {
+	// 60 - 5 (json) - 1 (markdown + summary) - 10 (extract: json on two
+	// pages) - 15 (glob extract: three pages); failed requests are free.
+	if got := strings.TrimSpace(out.String()); !strings.Contains(got, "29 of 60") {
 		t.Errorf("credits after: %q", got)
 	}
 }

@@ -18,13 +18,23 @@ import (
 // merges the pages' json results into one answer. The job is an ordinary
 // batch on the durable queue, so GET /v2/batch/scrape/{id} shows the pages.
 
-// maxExtractURLs is the reference's bound on urls.
-const maxExtractURLs = 10
+// Bounds of an extract: urls (the reference's), and limit, the pages in
+// all once globs are expanded.
+const (
+	maxExtractURLs      = 10
+	defaultExtractLimit = 20
+	maxExtractLimit     = 1000
+)
 
 // extractRequest is a decoded, validated POST /v2/extract body.
 type extractRequest struct {
 	URLs        []string
 	InvalidURLs []string
+	// Globs are the start URLs of urls written "<url>/*": their pages are
+	// found by map and added to URLs (at most Limit in all).
+	Globs       []string
+	Limit       int
+	Map         crawl.MapOptions // the map settings of the globs (URL unset)
 	Schema      json.RawMessage
 	ShowSources bool
 	Options     crawl.JobOptions
@@ -55,7 +65,6 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 	v.checkKeys(nil, m, isExtractKey)
 	var req extractRequest
 	lenient := v.optBool(nil, m, "ignoreInvalidURLs", true)
-	glob := false
 	if p := []any{"urls"}; present(m, "urls") {
 		if items, ok := v.array(p, m.get("urls")); ok {
 			if len(items) > maxExtractURLs {
@@ -66,11 +75,11 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 				if !ok {
 					continue
 				}
-				if strings.HasSuffix(s, "/*") {
-					glob = true
-				}
+				isGlob := strings.HasSuffix(s, "/*")
 				u, ok := normalizeURL(strings.TrimSuffix(s, "/*"))
 				switch {
+				case ok && isGlob:
+					req.Globs = append(req.Globs, u)
 				case ok:
 					req.URLs = append(req.URLs, u)
 				case lenient:
@@ -85,9 +94,15 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 	system, _ := v.optPrompt(nil, m, "systemPrompt")
 	req.Schema = v.schema(nil, m)
 	req.ShowSources = v.optBool(nil, m, "showSources", false)
-	v.optBool(nil, m, "ignoreSitemap", false)
-	v.optBool(nil, m, "includeSubdomains", true)
-	v.optBool(nil, m, "allowExternalLinks", false)
+	if v.optBool(nil, m, "ignoreSitemap", false) {
+		req.Map.Sitemap = crawl.SitemapSkip
+	}
+	req.Map.ExcludeSubdomains = !v.optBool(nil, m, "includeSubdomains", true)
+	req.Map.AllowExternalLinks = v.optBool(nil, m, "allowExternalLinks", false)
+	req.Limit = defaultExtractLimit
+	if n, ok := v.optInt(nil, m, "limit", 1, maxExtractLimit); ok {
+		req.Limit = int(n)
+	}
 	v.optBool(nil, m, "urlTrace", false)
 	webSearch := v.optBool(nil, m, "enableWebSearch", false)
 	origin, integration := v.bookkeeping(nil, m)
@@ -109,13 +124,11 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 			Details: []FieldError{{Path: []any{"prompt"}, Message: "Either prompt or schema is required", Code: codeCustom}}}
 	case webSearch:
 		return req, extractUnsupported("enableWebSearch", "enableWebSearch is not supported by this server yet; send the urls to extract from")
-	case glob:
-		return req, extractUnsupported("urls", "URL globs (/*) are not supported by this server yet; list the pages to extract from")
 	case present(m, "webhook"):
 		return req, extractUnsupported("webhook", "Extract webhooks are not supported by this server yet; poll GET /v2/extract/{id}")
 	case present(m, "threatProtection"):
 		return req, extractUnsupported("threatProtection", "Threat protection is not available on this server")
-	case len(req.URLs) == 0:
+	case len(req.URLs) == 0 && len(req.Globs) == 0:
 		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "urls is required on this server (it has no web search)",
 			Details: []FieldError{{Path: []any{"urls"}, Message: "urls is required", Code: codeCustom}}}
 	}
@@ -173,6 +186,11 @@ func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkCredits(ctx, team, billing.MinExtract); err != nil {
 		return err
 	}
+	if len(req.Globs) > 0 {
+		if err := s.expandGlobs(r, &req); err != nil {
+			return err
+		}
+	}
 	req.Options.TeamConcurrency = s.concurrencyLimit(team)
 	if req.ShowSources {
 		req.Options.Request = json.RawMessage(`{"showSources":true}`)
@@ -188,6 +206,40 @@ func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
 		resp["invalidURLs"] = req.InvalidURLs
 	}
 	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// expandGlobs maps each glob's site (pages under its path, the sitemap
+// and the start page's links, as POST /v2/map finds them) and adds the
+// pages to req.URLs, at most req.Limit URLs in all.
+func (s *Server) expandGlobs(r *http.Request, req *extractRequest) error {
+	if s.mapper == nil {
+		return extractUnsupported("urls", "URL globs (/*) need map, which this server does not serve; list the pages to extract from")
+	}
+	seen := make(map[string]bool, req.Limit)
+	urls := make([]string, 0, req.Limit)
+	add := func(u string) {
+		if len(urls) < req.Limit && !seen[u] {
+			seen[u] = true
+			urls = append(urls, u)
+		}
+	}
+	for _, u := range req.URLs {
+		add(u)
+	}
+	for _, g := range req.Globs {
+		o := req.Map
+		o.URL, o.Limit, o.Timeout = g, req.Limit, req.Options.Scrape.Timeout
+		res, err := s.mapper.Map(r.Context(), o)
+		if err != nil {
+			return err
+		}
+		add(g)
+		for _, l := range res.Links {
+			add(l.URL)
+		}
+	}
+	req.URLs = urls
 	return nil
 }
 

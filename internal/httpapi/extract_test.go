@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
 	"github.com/firegate/firegate/internal/scrape"
 )
@@ -23,7 +24,8 @@ func TestDecodeExtractRequest(t *testing.T) {
 		{"too many urls", `{"prompt":"x","urls":["a.com","b.com","c.com","d.com","e.com","f.com","g.com","h.com","i.com","j.com","k.com"]}`, "BAD_REQUEST", "urls"},
 		{"bad url strict", `{"prompt":"x","ignoreInvalidURLs":false,"urls":["ftp://x"]}`, "BAD_REQUEST", "urls"},
 		{"unknown key", `{"prompt":"x","urls":["a.com"],"depth":3}`, "BAD_REQUEST", ""},
-		{"glob", `{"prompt":"x","urls":["https://example.com/*"]}`, "EXTRACT_OPTION_NOT_SUPPORTED", "urls"},
+		{"glob", `{"prompt":"x","urls":["https://example.com/docs/*"],"limit":5,"ignoreSitemap":true}`, "", ""},
+		{"limit too big", `{"prompt":"x","urls":["https://example.com/*"],"limit":1001}`, "BAD_REQUEST", "limit"},
 		{"web search", `{"prompt":"x","urls":["a.com"],"enableWebSearch":true}`, "EXTRACT_OPTION_NOT_SUPPORTED", "enableWebSearch"},
 		{"webhook", `{"prompt":"x","urls":["a.com"],"webhook":"https://hooks.example.com"}`, "EXTRACT_OPTION_NOT_SUPPORTED", "webhook"},
 		{"schema does not compile", `{"urls":["a.com"],"schema":{"type":"objekt"}}`, "BAD_REQUEST", "schema"},
@@ -40,7 +42,7 @@ func TestDecodeExtractRequest(t *testing.T) {
 					t.Fatalf("err = %v", err)
 				}
 				f := req.Options.Scrape.Formats
-				if len(f) != 1 || f[0].Type != scrape.FormatJSON || len(req.URLs) == 0 {
+				if len(f) != 1 || f[0].Type != scrape.FormatJSON || len(req.URLs)+len(req.Globs) == 0 {
 					t.Errorf("formats %+v urls %v", f, req.URLs)
 				}
 				return
@@ -54,6 +56,20 @@ func TestDecodeExtractRequest(t *testing.T) {
 				t.Errorf("details %+v, want path %s", e.Details, tc.path)
 			}
 		})
+	}
+}
+
+func TestDecodeExtractRequestGlob(t *testing.T) {
+	t.Parallel()
+	r := httptest.NewRequest(http.MethodPost, "/v2/extract", strings.NewReader(
+		`{"urls":["https://example.com/docs/*","https://example.com/about"],"prompt":"x","limit":5,"ignoreSitemap":true,"includeSubdomains":false}`))
+	req, err := decodeExtractRequest(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Globs) != 1 || req.Globs[0] != "https://example.com/docs" || len(req.URLs) != 1 || req.Limit != 5 ||
+		req.Map.Sitemap != crawl.SitemapSkip || !req.Map.ExcludeSubdomains {
+		t.Errorf("%+v", req)
 	}
 }
 

@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -63,7 +64,7 @@ func planLLM(opts *Options) (plan *llmPlan, base Options, err error) {
 			// Extracted from the markup first; the model fills gaps.
 			base.Formats = append(base.Formats, f)
 		}
-		if f.Type == FormatJSON && len(f.Schema) > 0 {
+		if f.Type == FormatJSON && hasSchema(f.Schema) {
 			s, err := llm.CompileSchema(f.Schema)
 			if err != nil {
 				return nil, base, &Failure{Kind: ErrInvalidSchema, Cause: err,
@@ -85,6 +86,14 @@ func planLLM(opts *Options) (plan *llmPlan, base Options, err error) {
 	}
 	base.OnlyCleanContent = false
 	return p, base, nil
+}
+
+// hasSchema reports whether raw holds a schema: not absent and not the
+// JSON null (which a Format without one becomes once it went through JSON,
+// as queued crawl, batch and extract options do).
+func hasSchema(raw json.RawMessage) bool {
+	t := strings.TrimSpace(string(raw))
+	return t != "" && t != "null"
 }
 
 // llmSurcharge is what the model formats add to a document's credits:

@@ -350,7 +350,7 @@ func CheckSchema(raw json.RawMessage) error {
 // against schema when one is given. ok is false when nothing valid is left.
 func MergeJSON(results []json.RawMessage, schema json.RawMessage) (merged json.RawMessage, ok bool) {
 	var s *llm.Schema
-	if len(schema) > 0 {
+	if hasSchema(schema) {
 		var err error
 		if s, err = llm.CompileSchema(schema); err != nil {
 			return nil, false

@@ -607,3 +607,29 @@ func TestPageDataCannotCloseItsBlock(t *testing.T) {
 		t.Errorf("marker not neutralized: %q", got)
 	}
 }
+
+// A json format without a schema reads back with the JSON null as its
+// schema once it went through a queued job's options: still no schema.
+func TestJSONFormatNullSchemaAfterQueueRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	ep := llmtest.New(t, llmtest.Answer(`{"topic":"tides"}`, nil))
+	e := newLLMEngine(t, ep, 0)
+	b, _ := json.Marshal(Format{Type: FormatJSON, Prompt: "the topic"})
+	var f Format
+	if err := json.Unmarshal(b, &f); err != nil || string(f.Schema) != "null" {
+		t.Fatalf("round trip: %s %v", f.Schema, err)
+	}
+	o := defaults(s.URL + "/article")
+	o.Formats = []Format{f}
+	doc, err := e.Scrape(context.Background(), o)
+	if err != nil || string(*doc.JSON) != `{"topic":"tides"}` {
+		t.Fatalf("doc %v err %v", doc, err)
+	}
+	if rf := string(ep.Requests()[0].ResponseFormat); rf != `{"type":"json_object"}` {
+		t.Errorf("response_format = %s, want json_object (no schema)", rf)
+	}
+	if merged, ok := MergeJSON([]json.RawMessage{json.RawMessage(`{"a":[1]}`), json.RawMessage(`{"a":[2]}`)}, json.RawMessage("null")); !ok || string(merged) != `{"a":[1,2]}` {
+		t.Errorf("MergeJSON with a null schema: %s %v", merged, ok)
+	}
+}
