@@ -24,6 +24,8 @@ func scriptedModel(w http.ResponseWriter, r llmtest.Request) {
 		llmtest.Write(w, "Forty years.", &llmtest.Usage{PromptTokens: 150, CompletionTokens: 3})
 	case strings.Contains(sys, "Query: ships"):
 		llmtest.Write(w, "Ships passed in the night and never knew her name, but they knew her light.", nil)
+	case strings.Contains(sys, "Which sea words"):
+		llmtest.Write(w, `{"words":["sea","storm"]}`, nil)
 	case strings.Contains(string(r.ResponseFormat), `"keeper"`):
 		llmtest.Write(w, `{"keeper":"she","years":40}`, nil)
 	case strings.Contains(string(r.ResponseFormat), `"tags"`):

@@ -56,6 +56,12 @@ test("extract over two URLs merges the pages' results", async () => {
   assert.equal(res.creditsUsed, 10);
 });
 
+test("extract with a prompt and no schema", async () => {
+  const res = await app().extract({ urls: [page], prompt: "Which sea words does the story use?", pollInterval: 1, timeout: 60 });
+  assert.equal(res.status, "completed", JSON.stringify(res));
+  assert.deepEqual(res.data, { words: ["sea", "storm"] });
+});
+
 test("an invalid schema is a clear error", async () => {
   await assert.rejects(
     app().scrape(page, { formats: [{ type: "json", schema: { type: "objekt" } }] }),
