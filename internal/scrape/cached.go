@@ -85,7 +85,7 @@ func (e *Engine) fromCache(ctx context.Context, key string, o *Options) (*Docume
 	doc.Metadata.ScrapeID = newID()
 	doc.Metadata.SourceURL = o.URL
 	doc.Metadata.CacheState = "hit"
-	doc.Metadata.CreditsUsed = int(billing.ScrapeCost(billing.ScrapeCostInput{Lockdown: o.Lockdown, CacheHit: true}))
+	doc.Metadata.CreditsUsed = int(billing.ScrapeCost(billing.ScrapeCostInput{Lockdown: o.Lockdown, CacheHit: true, RedactPII: o.RedactPII != nil}))
 	doc.Metadata.CachedAt = entry.CreatedAt.UTC().Format(time.RFC3339Nano)
 	return doc, nil
 }

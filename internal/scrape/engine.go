@@ -365,6 +365,9 @@ func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response
 	if opts.HasFormat(FormatProduct) && doc.Product == nil {
 		doc.Product = productJSON(nil) // no HTML page: null
 	}
+	if opts.RedactPII != nil {
+		redactDocument(opts.RedactPII, doc)
+	}
 	return doc, nil
 }
 

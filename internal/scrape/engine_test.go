@@ -265,7 +265,6 @@ func TestUnsupportedFeatures(t *testing.T) {
 		{"SCRAPE_LLM_NOT_CONFIGURED", "onlyCleanContent", func(o *Options) { o.OnlyCleanContent = true }},
 		{"SCRAPE_BRANDING_NOT_SUPPORTED", "formats.branding", func(o *Options) { o.Formats = append(o.Formats, Format{Type: FormatBranding}) }},
 		{"SCRAPE_MEDIA_NOT_SUPPORTED", "formats.audio", func(o *Options) { o.Formats = append(o.Formats, Format{Type: FormatAudio}) }},
-		{"SCRAPE_REDACT_PII_NOT_SUPPORTED", "redactPII", func(o *Options) { o.RedactPII = &RedactPII{Mode: "accurate"} }},
 		{"SCRAPE_PROFILE_NOT_SUPPORTED", "profile", func(o *Options) { o.Profile = &Profile{Name: "p"} }},
 		{"SCRAPE_THREAT_PROTECTION_NOT_SUPPORTED", "threatProtection", func(o *Options) { o.ThreatProtection = &ThreatProtection{} }},
 	} {

@@ -47,10 +47,6 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 		return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "onlyCleanContent",
 			Reason: "onlyCleanContent needs a language model, and this server has none configured yet"}
 	}
-	if o.RedactPII != nil {
-		return &FeatureError{Code: "SCRAPE_REDACT_PII_NOT_SUPPORTED", Feature: "redactPII",
-			Reason: "PII redaction is not supported by this server yet"}
-	}
 	if o.Profile != nil && (!browserOK || !profilesOK) {
 		return &FeatureError{Code: "SCRAPE_PROFILE_NOT_SUPPORTED", Feature: "profile",
 			Reason: "Browser profiles are not supported by this server yet: they need the browser engine, which is not available"}

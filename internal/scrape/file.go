@@ -66,7 +66,7 @@ func (e *Engine) parseFile(ctx context.Context, opts *Options, f File) (*Documen
 		if len(opts.Parsers) == 0 {
 			s := base64.StdEncoding.EncodeToString(f.Data)
 			doc.Markdown = &s
-			break
+			return doc, nil // the bytes, nothing to redact
 		}
 		if err := e.renderPDF(ctx, opts, f.Data, doc); err != nil {
 			return nil, err
@@ -101,6 +101,9 @@ func (e *Engine) parseFile(ctx context.Context, opts *Options, f File) (*Documen
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("%w: parsing the file", ErrTimeout)
+	}
+	if opts.RedactPII != nil {
+		redactDocument(opts.RedactPII, doc)
 	}
 	return doc, nil
 }
