@@ -29,12 +29,14 @@ func (s *Server) v1Routes(r chi.Router) {
 	})
 }
 
-// handleV1NotServed answers a /v1 route this server does not translate.
+// handleV1NotServed answers a /v1 route this server does not translate:
+// 400, not 404, because the 1.x JavaScript SDK shows the server's message
+// only for 400, 402, 403, 408, 409 and 500.
 func handleV1NotServed(_ http.ResponseWriter, r *http.Request) error {
 	v2 := "/v2" + strings.TrimPrefix(r.URL.Path, "/v1")
 	msg := "This server serves the v1 API's POST /v1/scrape only; " + r.Method + " " + r.URL.Path +
 		" is not served. Use the v2 API (" + r.Method + " " + v2 + ") with a v2 SDK, such as @mendable/firecrawl-js 4.x."
-	return &Error{Status: http.StatusNotFound, Code: "V1_ROUTE_NOT_SERVED", Message: msg}
+	return &Error{Status: http.StatusBadRequest, Code: "V1_ROUTE_NOT_SERVED", Message: msg}
 }
 
 // v1Defaults are the v1 scrape defaults that differ from v2's: no cached

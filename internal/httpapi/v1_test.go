@@ -124,7 +124,7 @@ func TestV1ScrapeErrors(t *testing.T) {
 }
 
 // TestV1NotServed checks that a /v1 route without a translation answers a
-// JSON 404 that names the v2 route, with or without a key.
+// JSON 400 that names the v2 route, with or without a key.
 func TestV1NotServed(t *testing.T) {
 	t.Parallel()
 	s, _ := setup(t, &fakeScraper{})
@@ -137,7 +137,7 @@ func TestV1NotServed(t *testing.T) {
 	} {
 		rec, m := do(t, s, tc.method, tc.path, tc.key, `{}`)
 		msg, _ := m["error"].(string)
-		if rec.Code != http.StatusNotFound || m["success"] != false || m["code"] != "V1_ROUTE_NOT_SERVED" ||
+		if rec.Code != http.StatusBadRequest || m["success"] != false || m["code"] != "V1_ROUTE_NOT_SERVED" ||
 			!strings.Contains(msg, tc.v2) || !strings.Contains(msg, "v2 SDK") {
 			t.Errorf("%s %s: %d %v", tc.method, tc.path, rec.Code, m)
 		}

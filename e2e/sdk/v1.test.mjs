@@ -1,0 +1,43 @@
+// The 1.x SDK (installed as firecrawl-js-v1) speaks the v1 API: its
+// scrapeUrl goes to POST /v1/scrape, which the server translates to v2.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import FirecrawlApp from "firecrawl-js-v1";
+
+const apiUrl = process.env.API_URL;
+const apiKey = process.env.API_KEY;
+const pageUrl = process.env.PAGE_URL;
+
+test("1.x SDK scrapeUrl with v1 options", async () => {
+  const app = new FirecrawlApp({ apiKey, apiUrl });
+  const doc = await app.scrapeUrl(pageUrl, {
+    formats: ["markdown", "html", "rawHtml", "links"],
+    onlyMainContent: true,
+    excludeTags: [".ad"],
+    headers: { "X-Test": "sdk-v1" },
+    parsePDF: false,
+    location: { country: "DE", languages: ["de-DE"] },
+  });
+  assert.equal(doc.success, true);
+  assert.match(doc.markdown, /# The Lighthouse Keeper/);
+  assert.doesNotMatch(doc.markdown, /Subscribe to our newsletter/);
+  assert.doesNotMatch(doc.markdown, /BUY NOW/);
+  assert.match(doc.html, /<h1[^>]*>The Lighthouse Keeper<\/h1>/);
+  assert.match(doc.rawHtml, /content="sdk-v1"/);
+  assert.ok(doc.links.includes(new URL("/about", pageUrl).href), JSON.stringify(doc.links));
+  assert.equal(doc.metadata.title, "The Lighthouse Keeper");
+  assert.equal(doc.metadata.statusCode, 200);
+});
+
+test("1.x SDK errors carry the server's message", async () => {
+  const app = new FirecrawlApp({ apiKey, apiUrl });
+  await assert.rejects(app.scrapeUrl(pageUrl, { formats: ["markdown"], location: { country: "us" } }),
+    /location\.country must be two upper-case letters/);
+  await assert.rejects(new FirecrawlApp({ apiKey: "fc-wrong", apiUrl }).scrapeUrl(pageUrl), /401/);
+});
+
+test("1.x SDK calls to v1 routes not served name the v2 route", async () => {
+  const app = new FirecrawlApp({ apiKey, apiUrl });
+  await assert.rejects(app.asyncCrawlUrl(pageUrl, { limit: 2 }), /POST \/v2\/crawl/);
+  await assert.rejects(app.checkCrawlStatus("0190c2a4-0000-7000-8000-000000000000"), /GET \/v2\/crawl\/0190c2a4/);
+});
