@@ -223,17 +223,43 @@ func quoteTask(q string) string {
 		"does not mention it.\n\nQuery: " + q
 }
 
+// maxAnswerParts bounds the calls one text answer may make over a long
+// page (one per part, plus one to combine them).
+const maxAnswerParts = 8
+
 // answer asks a text question about the page. A page longer than the
-// model's context is answered from its first part, with a warning.
+// model's context is answered part by part and the partial answers
+// combined by one more call (at most maxAnswerParts parts; past that the
+// rest of the page is left out, with a warning).
 func (e *Engine) answer(ctx context.Context, purpose, task, md string, doc *Document) (string, error) {
 	chunks := chunkMarkdown(md, e.pageBudget(task))
-	if len(chunks) > 1 {
-		addWarning(doc, fmt.Sprintf("The page is longer than the language model's context; the %s used its first part (%d of %d sections).",
-			purpose, 1, len(chunks)))
+	if len(chunks) == 1 {
+		return e.ask(ctx, purpose, task, pageData(chunks[0]))
 	}
+	if len(chunks) > maxAnswerParts {
+		addWarning(doc, fmt.Sprintf("The page is longer than the language model can read in %d parts; the %s used the first %d of %d parts.",
+			maxAnswerParts, purpose, maxAnswerParts, len(chunks)))
+		chunks = chunks[:maxAnswerParts]
+	}
+	var notes strings.Builder
+	for i, c := range chunks {
+		a, err := e.ask(ctx, purpose, task+"\n\nThis is part "+fmt.Sprint(i+1)+" of "+fmt.Sprint(len(chunks))+" of the page.", pageData(c))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&notes, "Part %d: %s\n\n", i+1, a)
+	}
+	return e.ask(ctx, purpose, task+"\n\nThe page was too long to read at once: the data below holds the answers written for each "+
+		"part of it. Combine them into one answer to the task as if you had read the whole page; drop parts that say the page "+
+		"does not contain the answer when another part does.", pageData(notes.String()))
+}
+
+// ask makes one text call with task as the instructions and data as the
+// page.
+func (e *Engine) ask(ctx context.Context, purpose, task, data string) (string, error) {
 	resp, err := e.llm.Complete(ctx, llm.Request{Purpose: purpose, Messages: []llm.Message{
 		{Role: "system", Content: task + "\n\n" + dataRule},
-		{Role: "user", Content: pageData(chunks[0])},
+		{Role: "user", Content: data},
 	}})
 	if err != nil {
 		return "", llmError(err, purpose)

@@ -633,3 +633,52 @@ func TestJSONFormatNullSchemaAfterQueueRoundTrip(t *testing.T) {
 		t.Errorf("MergeJSON with a null schema: %s %v", merged, ok)
 	}
 }
+
+func TestSummaryOfLongPageCombinesParts(t *testing.T) {
+	t.Parallel()
+	url := longPage(t, 8)
+	ep := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) {
+		if strings.Contains(r.System(), "Combine them") {
+			// The combining call sees every part's answer as data.
+			llmtest.Write(w, "Items: "+strings.Join(itemRe.FindAllString(r.LastUser(), -1), ","), nil)
+			return
+		}
+		llmtest.Write(w, strings.Join(itemRe.FindAllString(r.LastUser(), -1), " "), nil)
+	})
+	e := newLLMEngine(t, ep, 1200)
+	o := defaults(url)
+	o.Formats = []Format{{Type: FormatSummary}}
+	doc, err := e.Scrape(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := deref(doc.Summary); got != "Items: item-0,item-1,item-2,item-3,item-4,item-5,item-6,item-7" {
+		t.Errorf("summary = %q", got)
+	}
+	reqs := ep.Requests()
+	if len(reqs) < 3 || !strings.Contains(reqs[len(reqs)-1].System(), "Combine them") {
+		t.Errorf("%d calls; the last is not the combining one", len(reqs))
+	}
+	if doc.Warning != nil {
+		t.Errorf("warning %q: nothing was left out", *doc.Warning)
+	}
+}
+
+func TestAnswerOfVeryLongPageIsBoundedWithWarning(t *testing.T) {
+	t.Parallel()
+	url := longPage(t, 60) // ~55 KB: far more than 8 parts of ~3.5 KB
+	ep := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) { llmtest.Write(w, "ok", nil) })
+	e := newLLMEngine(t, ep, 1200)
+	o := defaults(url)
+	o.Formats = []Format{{Type: FormatQuestion, Question: "How many items?"}}
+	doc, err := e.Scrape(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(ep.Requests()); n != maxAnswerParts+1 {
+		t.Errorf("%d calls, want %d", n, maxAnswerParts+1)
+	}
+	if doc.Warning == nil || !strings.Contains(*doc.Warning, "first 8") {
+		t.Errorf("warning = %v", doc.Warning)
+	}
+}
