@@ -29,6 +29,15 @@ test("1.x SDK scrapeUrl with v1 options", async () => {
   assert.equal(doc.metadata.statusCode, 200);
 });
 
+test("1.x SDK mapUrl returns URL strings", async () => {
+  const app = new FirecrawlApp({ apiKey, apiUrl });
+  const res = await app.mapUrl(pageUrl, { ignoreSitemap: true, includeSubdomains: false, limit: 50 });
+  assert.equal(res.success, true, JSON.stringify(res));
+  assert.ok(Array.isArray(res.links) && res.links.length > 0, JSON.stringify(res));
+  for (const l of res.links) assert.equal(typeof l, "string", JSON.stringify(res.links));
+  assert.ok(res.links.includes(pageUrl), JSON.stringify(res.links));
+});
+
 test("1.x SDK errors carry the server's message", async () => {
   const app = new FirecrawlApp({ apiKey, apiUrl });
   await assert.rejects(app.scrapeUrl(pageUrl, { formats: ["markdown"], location: { country: "us" } }),

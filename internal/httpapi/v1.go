@@ -12,9 +12,9 @@ import (
 )
 
 // The v1 API, spoken by the 1.x JavaScript SDK and the integrations built
-// on it. POST /v1/scrape is translated to the v2 engine (request to a v2
-// body, response back to the v1 shape); every other /v1 route answers a
-// JSON 404 naming its v2 counterpart.
+// on it. POST /v1/scrape and POST /v1/map are translated to the v2 engine
+// (request to a v2 body, response back to the v1 shape); every other /v1
+// route answers a JSON 400 naming its v2 counterpart.
 
 // v1Routes mounts /v1 on r. The routes served sit behind the same body
 // limit and authentication as /v2; the not-served answer needs no key.
@@ -25,6 +25,7 @@ func (s *Server) v1Routes(r chi.Router) {
 		r.Group(func(r chi.Router) {
 			r.Use(s.limitBody, s.authenticate)
 			r.Post("/scrape", s.handle(s.handleV1Scrape))
+			r.Post("/map", s.handle(s.handleV1Map))
 		})
 	})
 }
@@ -34,7 +35,7 @@ func (s *Server) v1Routes(r chi.Router) {
 // only for 400, 402, 403, 408, 409 and 500.
 func handleV1NotServed(_ http.ResponseWriter, r *http.Request) error {
 	v2 := "/v2" + strings.TrimPrefix(r.URL.Path, "/v1")
-	msg := "This server serves the v1 API's POST /v1/scrape only; " + r.Method + " " + r.URL.Path +
+	msg := "This server serves the v1 API's POST /v1/scrape and POST /v1/map only; " + r.Method + " " + r.URL.Path +
 		" is not served. Use the v2 API (" + r.Method + " " + v2 + ") with a v2 SDK, such as @mendable/firecrawl-js 4.x."
 	return &Error{Status: http.StatusBadRequest, Code: "V1_ROUTE_NOT_SERVED", Message: msg}
 }
@@ -51,36 +52,118 @@ const (
 // json renamed extract when the v1 "extract" format was asked for. Errors
 // keep the v2 envelope (success false, error), which v1 clients read.
 func (s *Server) handleV1Scrape(w http.ResponseWriter, r *http.Request) error {
-	raw, err := io.ReadAll(r.Body)
+	raw, err := readV1Body(r)
 	if err != nil {
-		var apiErr *Error
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &apiErr): // the body deadline
-			return apiErr
-		case errors.As(err, &tooLarge):
-			return &Error{Status: http.StatusRequestEntityTooLarge, Code: "PAYLOAD_TOO_LARGE", Message: msgTooLarge, err: err}
-		}
-		return errInvalidJSON(err)
+		return err
 	}
 	body, extract, apiErr := v1ScrapeBody(raw)
 	if apiErr != nil {
 		return apiErr
 	}
+	return s.viaV2(w, r, body, s.handleScrape, func(out []byte) []byte {
+		if extract {
+			return renameDataKey(out, "json", "extract")
+		}
+		return out
+	})
+}
+
+// handleV1Map serves POST /v1/map through the v2 map handler: ignoreSitemap
+// and sitemapOnly become sitemap skip and only, and the links (v2 objects
+// with url, title, description) are returned as v1's URL strings.
+func (s *Server) handleV1Map(w http.ResponseWriter, r *http.Request) error {
+	raw, err := readV1Body(r)
+	if err != nil {
+		return err
+	}
+	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
+		return apiErr
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return errInvalidJSON(err)
+	}
+	if _, has := m["sitemap"]; !has {
+		switch {
+		case string(m["sitemapOnly"]) == "true":
+			m["sitemap"] = json.RawMessage(`"only"`)
+		case string(m["ignoreSitemap"]) == "true":
+			m["sitemap"] = json.RawMessage(`"skip"`)
+		}
+	}
+	// v1-only switches with no v2 counterpart; filterByPath (keep URLs
+	// under the start path) is v2's behaviour anyway.
+	for _, k := range []string{"ignoreSitemap", "sitemapOnly", "useMock", "filterByPath"} {
+		delete(m, k)
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return errInvalidJSON(err)
+	}
+	return s.viaV2(w, r, body, s.handleMap, v1MapLinks)
+}
+
+// v1MapLinks turns a v2 map answer's links into v1's URL strings.
+func v1MapLinks(out []byte) []byte {
+	var env map[string]json.RawMessage
+	if json.Unmarshal(out, &env) != nil {
+		return out
+	}
+	var links []struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal(env["links"], &links) != nil {
+		return out
+	}
+	urls := make([]string, len(links))
+	for i, l := range links {
+		urls[i] = l.URL
+	}
+	env["links"], _ = json.Marshal(urls)
+	b, err := json.Marshal(env)
+	if err != nil {
+		return out
+	}
+	return append(b, '\n')
+}
+
+// readV1Body reads a /v1 request body, with /v2's answers to a body over
+// the limit (413), past its deadline or unreadable.
+func readV1Body(r *http.Request) ([]byte, error) {
+	raw, err := io.ReadAll(r.Body)
+	if err == nil {
+		return raw, nil
+	}
+	var apiErr *Error
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &apiErr): // the body deadline
+		return nil, apiErr
+	case errors.As(err, &tooLarge):
+		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "PAYLOAD_TOO_LARGE", Message: msgTooLarge, err: err}
+	}
+	return nil, errInvalidJSON(err)
+}
+
+// viaV2 runs the v2 handler h on r with body as its request body, and
+// sends its answer with a 200's body passed through transform. h's errors
+// are returned as they are (the v2 envelope).
+func (s *Server) viaV2(w http.ResponseWriter, r *http.Request, body []byte, h handlerFunc, transform func([]byte) []byte) error {
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(body))
 	r2.ContentLength = int64(len(body))
 	rec := &bufferedResponse{header: http.Header{}}
-	if err := s.handleScrape(rec, r2); err != nil {
+	if err := h(rec, r2); err != nil {
 		return err
 	}
 	out := rec.body.Bytes()
-	if extract && rec.status == http.StatusOK {
-		out = renameDataKey(out, "json", "extract")
+	if rec.status == http.StatusOK {
+		out = transform(out)
 	}
 	for k, v := range rec.header {
 		w.Header()[k] = v
 	}
+	w.Header().Del("Content-Length")
 	w.WriteHeader(rec.status)
 	_, _ = w.Write(out)
 	return nil

@@ -131,7 +131,7 @@ func TestV1NotServed(t *testing.T) {
 	for _, tc := range []struct{ method, path, key, v2 string }{
 		{http.MethodPost, "/v1/crawl", goodKey, "POST /v2/crawl"},
 		{http.MethodGet, "/v1/crawl/0190c2a4-0000-7000-8000-000000000000", "", "GET /v2/crawl/0190c2a4-0000-7000-8000-000000000000"},
-		{http.MethodPost, "/v1/map", goodKey, "POST /v2/map"},
+		{http.MethodPost, "/v1/search", goodKey, "POST /v2/search"},
 		{http.MethodPost, "/v1/batch/scrape", goodKey, "POST /v2/batch/scrape"},
 		{http.MethodGet, "/v1/scrape", goodKey, "GET /v2/scrape"},
 	} {
@@ -144,5 +144,48 @@ func TestV1NotServed(t *testing.T) {
 		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 			t.Errorf("%s %s: Content-Type %q", tc.method, tc.path, ct)
 		}
+	}
+}
+
+// TestV1Map checks POST /v1/map against a real mapper and site: the links
+// come back as v1's URL strings, and ignoreSitemap / sitemapOnly choose
+// what the v2 sitemap option would.
+func TestV1Map(t *testing.T) {
+	t.Parallel()
+	site := mapSite(t)
+	s, _ := setup(t, &fakeScraper{})
+	s.mapper = realMapper(t, true)
+	tests := []struct {
+		name, body string
+		want       []any
+	}{
+		{"default", `{"url":"` + site.URL + `"}`, []any{site.URL + "/", site.URL + "/docs/intro", site.URL + "/blog",
+			site.URL + "/pricing", site.URL + "/docs/api"}},
+		{"ignoreSitemap", `{"url":"` + site.URL + `","ignoreSitemap":true,"useMock":"x"}`,
+			[]any{site.URL + "/", site.URL + "/docs/intro", site.URL + "/blog"}},
+		{"sitemapOnly", `{"url":"` + site.URL + `","sitemapOnly":true,"ignoreSitemap":false}`,
+			[]any{site.URL + "/pricing", site.URL + "/docs/api"}},
+		{"search and limit", `{"url":"` + site.URL + `","search":"api","limit":1,"sitemapOnly":true}`,
+			[]any{site.URL + "/docs/api"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec, got := do(t, s, http.MethodPost, "/v1/map", goodKey, tt.body)
+			if rec.Code != 200 || got["success"] != true {
+				t.Fatalf("%d %v", rec.Code, got)
+			}
+			if diff := cmp.Diff(tt.want, got["links"]); diff != "" {
+				t.Errorf("links (-want +got):\n%s", diff)
+			}
+		})
+	}
+	rec, got := do(t, s, http.MethodPost, "/v1/map", goodKey, `{"url":"`+site.URL+`","limit":0}`)
+	if rec.Code != 400 || got["code"] != "BAD_REQUEST" {
+		t.Errorf("limit 0: %d %v", rec.Code, got)
+	}
+	rec, got = do(t, s, http.MethodPost, "/v1/map", "", `{"url":"`+site.URL+`"}`)
+	if rec.Code != 401 {
+		t.Errorf("no key: %d %v", rec.Code, got)
 	}
 }
