@@ -45,8 +45,23 @@ test("1.x SDK errors carry the server's message", async () => {
   await assert.rejects(new FirecrawlApp({ apiKey: "fc-wrong", apiUrl }).scrapeUrl(pageUrl), /401/);
 });
 
+test("1.x SDK crawlUrl waits for the crawl and returns its documents", async () => {
+  const app = new FirecrawlApp({ apiKey, apiUrl });
+  const res = await app.crawlUrl(pageUrl, {
+    limit: 2, ignoreSitemap: true, maxDepth: 1,
+    scrapeOptions: { formats: ["markdown", "links"], onlyMainContent: true },
+  }, 1);
+  assert.equal(res.success, true, JSON.stringify(res));
+  assert.equal(res.status, "completed");
+  const article = res.data.find((d) => d.metadata?.sourceURL === pageUrl);
+  assert.ok(article, JSON.stringify(res.data.map((d) => d.metadata)));
+  assert.match(article.markdown, /# The Lighthouse Keeper/);
+  assert.ok(Array.isArray(article.links));
+  // (checkCrawlErrors of this SDK sends DELETE, not GET: not tested.)
+});
+
 test("1.x SDK calls to v1 routes not served name the v2 route", async () => {
   const app = new FirecrawlApp({ apiKey, apiUrl });
-  await assert.rejects(app.asyncCrawlUrl(pageUrl, { limit: 2 }), /POST \/v2\/crawl/);
-  await assert.rejects(app.checkCrawlStatus("0190c2a4-0000-7000-8000-000000000000"), /GET \/v2\/crawl\/0190c2a4/);
+  await assert.rejects(app.asyncBatchScrapeUrls([pageUrl]), /POST \/v2\/batch\/scrape/);
+  await assert.rejects(app.search("lighthouse"), /POST \/v2\/search/);
 });

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -583,5 +584,58 @@ func TestCrawlLimitClampedToCredits(t *testing.T) {
 	st = api.wait(t, "/v2/crawl/"+id)
 	if w, _ := st["warning"].(string); strings.Contains(w, "lowered") || st["total"] != float64(3) {
 		t.Errorf("status within credits: total %v, warning %q", st["total"], w)
+	}
+}
+
+// TestV1Crawl runs a crawl through the v1 routes on real jobs: the v1
+// options are translated, the status pages link to /v1, and cancel and
+// errors answer as on /v2.
+func TestV1Crawl(t *testing.T) {
+	_, target := site(t, testsite.Options{Pages: 40})
+	api := newJobAPI(t, "sqlite")
+	id := api.start(t, "/v1/crawl", `{"url":"`+target+`/","limit":6,"ignoreSitemap":true,"allowBackwardLinks":false,
+		"scrapeOptions":{"formats":["markdown","links"],"parsePDF":false}}`)
+	final := api.wait(t, "/v1/crawl/"+id)
+	if final["status"] != "completed" || final["success"] != true || final["total"] != float64(6) {
+		t.Fatalf("final %v", final)
+	}
+	seen := 0
+	for next := "/v1/crawl/" + id + "?limit=4"; next != ""; {
+		code, m := api.call(t, http.MethodGet, next, keyA, "")
+		if code != 200 {
+			t.Fatalf("GET %s: %d %v", next, code, m)
+		}
+		data, _ := m["data"].([]any)
+		for _, d := range data {
+			doc := d.(map[string]any)
+			if md, _ := doc["markdown"].(string); md == "" || doc["links"] == nil {
+				t.Errorf("document without markdown or links: %v", doc)
+			}
+		}
+		seen += len(data)
+		next, _ = m["next"].(string)
+		if next != "" && !strings.HasPrefix(next, api.url+"/v1/crawl/"+id+"?skip=") {
+			t.Fatalf("next %q does not stay on /v1", next)
+		}
+	}
+	if seen != 6 {
+		t.Errorf("paged through %d documents, want 6", seen)
+	}
+	if code, m := api.call(t, http.MethodGet, "/v1/crawl/"+id+"/errors", keyA, ""); code != 200 || m["errors"] == nil {
+		t.Errorf("errors: %d %v", code, m)
+	}
+	if code, m := api.call(t, http.MethodDelete, "/v1/crawl/"+id, keyA, ""); code != http.StatusConflict {
+		t.Errorf("cancel a completed crawl: %d %v", code, m)
+	}
+
+	// maxDepth 0 (read as maxDiscoveryDepth): the start page alone.
+	id = api.start(t, "/v1/crawl", `{"url":"`+target+`/","maxDepth":0,"ignoreSitemap":true}`)
+	if final := api.wait(t, "/v1/crawl/"+id); final["total"] != float64(1) {
+		t.Errorf("maxDepth 0: total %v", final["total"])
+	}
+	// v1 scrape options are validated as v2's, naming the field.
+	code, m := api.call(t, http.MethodPost, "/v1/crawl", keyA, `{"url":"`+target+`/","scrapeOptions":{"formats":["pdf"]}}`)
+	if code != 400 || !strings.Contains(fmt.Sprint(m["details"]), "scrapeOptions formats 0") {
+		t.Errorf("bad scrapeOptions: %d %v", code, m)
 	}
 }

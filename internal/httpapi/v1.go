@@ -9,12 +9,15 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/firegate/firegate/internal/store"
 )
 
 // The v1 API, spoken by the 1.x JavaScript SDK and the integrations built
-// on it. POST /v1/scrape and POST /v1/map are translated to the v2 engine
-// (request to a v2 body, response back to the v1 shape); every other /v1
-// route answers a JSON 400 naming its v2 counterpart.
+// on it. Scrape, map and crawl (start, status, cancel, errors) are
+// translated to the v2 engine (request to a v2 body, response back to the
+// v1 shape); every other /v1 route answers a JSON 400 naming its v2
+// counterpart.
 
 // v1Routes mounts /v1 on r. The routes served sit behind the same body
 // limit and authentication as /v2; the not-served answer needs no key.
@@ -26,6 +29,14 @@ func (s *Server) v1Routes(r chi.Router) {
 			r.Use(s.limitBody, s.authenticate)
 			r.Post("/scrape", s.handle(s.handleV1Scrape))
 			r.Post("/map", s.handle(s.handleV1Map))
+			if s.jobs != nil && s.jobStore != nil {
+				// Status, cancel and errors have the v1 shapes already; the
+				// status's next link follows the request path (/v1).
+				r.Post("/crawl", s.handle(s.handleV1Crawl))
+				r.Get("/crawl/{id}", s.handle(s.handleJobStatus(store.JobCrawl)))
+				r.Delete("/crawl/{id}", s.handle(s.handleJobCancel(store.JobCrawl)))
+				r.Get("/crawl/{id}/errors", s.handle(s.handleJobErrors(store.JobCrawl)))
+			}
 		})
 	})
 }
@@ -35,7 +46,7 @@ func (s *Server) v1Routes(r chi.Router) {
 // only for 400, 402, 403, 408, 409 and 500.
 func handleV1NotServed(_ http.ResponseWriter, r *http.Request) error {
 	v2 := "/v2" + strings.TrimPrefix(r.URL.Path, "/v1")
-	msg := "This server serves the v1 API's POST /v1/scrape and POST /v1/map only; " + r.Method + " " + r.URL.Path +
+	msg := "This server serves the v1 API's scrape, map and crawl routes only; " + r.Method + " " + r.URL.Path +
 		" is not served. Use the v2 API (" + r.Method + " " + v2 + ") with a v2 SDK, such as @mendable/firecrawl-js 4.x."
 	return &Error{Status: http.StatusBadRequest, Code: "V1_ROUTE_NOT_SERVED", Message: msg}
 }
@@ -101,6 +112,55 @@ func (s *Server) handleV1Map(w http.ResponseWriter, r *http.Request) error {
 		return errInvalidJSON(err)
 	}
 	return s.viaV2(w, r, body, s.handleMap, v1MapLinks)
+}
+
+// handleV1Crawl serves POST /v1/crawl through the v2 crawl handler:
+// ignoreSitemap becomes sitemap skip, allowBackwardLinks crawlEntireDomain,
+// maxDepth maxDiscoveryDepth (link hops from the start page, where v1
+// counted path segments), scrapeOptions are rewritten as a v1 scrape's are,
+// and the answer's url points at /v1/crawl/{id}.
+func (s *Server) handleV1Crawl(w http.ResponseWriter, r *http.Request) error {
+	raw, err := readV1Body(r)
+	if err != nil {
+		return err
+	}
+	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
+		return apiErr
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return errInvalidJSON(err)
+	}
+	rename := func(from, to string) {
+		if v, ok := m[from]; ok {
+			if _, has := m[to]; !has {
+				m[to] = v
+			}
+			delete(m, from)
+		}
+	}
+	if _, has := m["sitemap"]; !has && string(m["ignoreSitemap"]) == "true" {
+		m["sitemap"] = json.RawMessage(`"skip"`)
+	}
+	delete(m, "ignoreSitemap")
+	rename("allowBackwardLinks", "crawlEntireDomain")
+	rename("maxDepth", "maxDiscoveryDepth")
+	if so, ok := m["scrapeOptions"]; ok {
+		body, _, apiErr := v1ScrapeBody(so)
+		if apiErr != nil {
+			return &Error{Status: apiErr.Status, Code: apiErr.Code, Message: apiErr.Message,
+				Details: []FieldError{{Path: []any{"scrapeOptions"}, Message: apiErr.Message, Code: codeInvalidType}}}
+		}
+		m["scrapeOptions"] = body
+	}
+	delete(m, "useMock")
+	body, err := json.Marshal(m)
+	if err != nil {
+		return errInvalidJSON(err)
+	}
+	return s.viaV2(w, r, body, s.handleCrawl, func(out []byte) []byte {
+		return bytes.Replace(out, []byte("/v2/crawl/"), []byte("/v1/crawl/"), 1)
+	})
 }
 
 // v1MapLinks turns a v2 map answer's links into v1's URL strings.
