@@ -30,7 +30,8 @@ func TestJavaScriptSDKv1(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "v1.test.mjs")
 	cmd.Dir = "sdk"
-	cmd.Env = append(os.Environ(), "API_URL="+srv.url, "API_KEY="+testKey, "PAGE_URL="+site.URL+"/article")
+	cmd.Env = append(os.Environ(), "API_URL="+srv.url, "API_KEY="+testKey, "PAGE_URL="+site.URL+"/article",
+		"TEXT_URL="+site.URL+"/text")
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {

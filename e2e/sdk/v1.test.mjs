@@ -7,6 +7,7 @@ import FirecrawlApp from "firecrawl-js-v1";
 const apiUrl = process.env.API_URL;
 const apiKey = process.env.API_KEY;
 const pageUrl = process.env.PAGE_URL;
+const textUrl = process.env.TEXT_URL;
 
 test("1.x SDK scrapeUrl with v1 options", async () => {
   const app = new FirecrawlApp({ apiKey, apiUrl });
@@ -60,8 +61,19 @@ test("1.x SDK crawlUrl waits for the crawl and returns its documents", async () 
   // (checkCrawlErrors of this SDK sends DELETE, not GET: not tested.)
 });
 
+test("1.x SDK batchScrapeUrls waits for the batch and returns its documents", async () => {
+  const app = new FirecrawlApp({ apiKey, apiUrl });
+  const res = await app.batchScrapeUrls([pageUrl, textUrl], { formats: ["markdown"], parsePDF: false }, 1);
+  assert.equal(res.success, true, JSON.stringify(res));
+  assert.equal(res.status, "completed");
+  assert.equal(res.data.length, 2, JSON.stringify(res.data));
+  const md = res.data.map((d) => d.markdown).join("\n");
+  assert.match(md, /# The Lighthouse Keeper/);
+  assert.match(md, /plain words/);
+});
+
 test("1.x SDK calls to v1 routes not served name the v2 route", async () => {
   const app = new FirecrawlApp({ apiKey, apiUrl });
-  await assert.rejects(app.asyncBatchScrapeUrls([pageUrl]), /POST \/v2\/batch\/scrape/);
   await assert.rejects(app.search("lighthouse"), /POST \/v2\/search/);
+  await assert.rejects(app.asyncExtract([pageUrl], { prompt: "the title" }), /400/); // this SDK call drops the message
 });

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
 	"github.com/firegate/firegate/internal/auth"
@@ -637,5 +638,42 @@ func TestV1Crawl(t *testing.T) {
 	code, m := api.call(t, http.MethodPost, "/v1/crawl", keyA, `{"url":"`+target+`/","scrapeOptions":{"formats":["pdf"]}}`)
 	if code != 400 || !strings.Contains(fmt.Sprint(m["details"]), "scrapeOptions formats 0") {
 		t.Errorf("bad scrapeOptions: %d %v", code, m)
+	}
+}
+
+// TestV1BatchScrape runs a batch scrape through the v1 routes on real
+// jobs, with v1 scrape options beside the URLs.
+func TestV1BatchScrape(t *testing.T) {
+	_, target := site(t, testsite.Options{Pages: 10})
+	api := newJobAPI(t, "sqlite")
+	id := api.start(t, "/v1/batch/scrape", `{"urls":["`+target+`/","`+target+`/about","not a url"],
+		"formats":["markdown","links"],"parsePDF":false,"ignoreInvalidURLs":true}`)
+	final := api.wait(t, "/v1/batch/scrape/"+id)
+	if final["status"] != "completed" || final["total"] != float64(2) {
+		t.Fatalf("final %v", final)
+	}
+	// The 1.x SDK polls a batch at /v1/crawl/{id}.
+	if code, m := api.call(t, http.MethodGet, "/v1/crawl/"+id, keyA, ""); code != 200 || m["total"] != float64(2) {
+		t.Errorf("batch status at /v1/crawl: %d %v", code, m)
+	}
+	if code, m := api.call(t, http.MethodGet, "/v1/crawl/"+uuid.NewString(), keyA, ""); code != 404 {
+		t.Errorf("unknown job at /v1/crawl: %d %v", code, m)
+	}
+	data, _ := final["data"].([]any)
+	if len(data) != 2 {
+		t.Fatalf("%d documents, want 2", len(data))
+	}
+	for _, d := range data {
+		doc := d.(map[string]any)
+		if md, _ := doc["markdown"].(string); md == "" || doc["links"] == nil {
+			t.Errorf("document without markdown or links: %v", doc)
+		}
+	}
+	if code, m := api.call(t, http.MethodGet, "/v1/batch/scrape/"+id+"/errors", keyA, ""); code != 200 || m["errors"] == nil {
+		t.Errorf("errors: %d %v", code, m)
+	}
+	code, m := api.call(t, http.MethodPost, "/v1/batch/scrape", keyA, `{"urls":["`+target+`/"],"formats":["screenshot@fullPage","pdf"]}`)
+	if code != 400 || !strings.Contains(fmt.Sprint(m["details"]), "formats 1") {
+		t.Errorf("bad format: %d %v", code, m)
 	}
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // The v1 API, spoken by the 1.x JavaScript SDK and the integrations built
-// on it. Scrape, map and crawl (start, status, cancel, errors) are
+// on it. Scrape, map, crawl and batch scrape (start, status, cancel,
+// errors) are
 // translated to the v2 engine (request to a v2 body, response back to the
 // v1 shape); every other /v1 route answers a JSON 400 naming its v2
 // counterpart.
@@ -33,9 +34,13 @@ func (s *Server) v1Routes(r chi.Router) {
 				// Status, cancel and errors have the v1 shapes already; the
 				// status's next link follows the request path (/v1).
 				r.Post("/crawl", s.handle(s.handleV1Crawl))
-				r.Get("/crawl/{id}", s.handle(s.handleJobStatus(store.JobCrawl)))
+				r.Get("/crawl/{id}", s.handle(s.handleV1CrawlStatus))
 				r.Delete("/crawl/{id}", s.handle(s.handleJobCancel(store.JobCrawl)))
 				r.Get("/crawl/{id}/errors", s.handle(s.handleJobErrors(store.JobCrawl)))
+				r.Post("/batch/scrape", s.handle(s.handleV1BatchScrape))
+				r.Get("/batch/scrape/{id}", s.handle(s.handleJobStatus(store.JobBatch)))
+				r.Delete("/batch/scrape/{id}", s.handle(s.handleJobCancel(store.JobBatch)))
+				r.Get("/batch/scrape/{id}/errors", s.handle(s.handleJobErrors(store.JobBatch)))
 			}
 		})
 	})
@@ -46,7 +51,7 @@ func (s *Server) v1Routes(r chi.Router) {
 // only for 400, 402, 403, 408, 409 and 500.
 func handleV1NotServed(_ http.ResponseWriter, r *http.Request) error {
 	v2 := "/v2" + strings.TrimPrefix(r.URL.Path, "/v1")
-	msg := "This server serves the v1 API's scrape, map and crawl routes only; " + r.Method + " " + r.URL.Path +
+	msg := "This server serves the v1 API's scrape, map, crawl and batch scrape routes only; " + r.Method + " " + r.URL.Path +
 		" is not served. Use the v2 API (" + r.Method + " " + v2 + ") with a v2 SDK, such as @mendable/firecrawl-js 4.x."
 	return &Error{Status: http.StatusBadRequest, Code: "V1_ROUTE_NOT_SERVED", Message: msg}
 }
@@ -160,6 +165,34 @@ func (s *Server) handleV1Crawl(w http.ResponseWriter, r *http.Request) error {
 	}
 	return s.viaV2(w, r, body, s.handleCrawl, func(out []byte) []byte {
 		return bytes.Replace(out, []byte("/v2/crawl/"), []byte("/v1/crawl/"), 1)
+	})
+}
+
+// handleV1CrawlStatus serves GET /v1/crawl/{id}, for crawls and, as the
+// 1.x SDK polls its batch scrapes there, batch scrapes (a batch costs a
+// second status request of the team's rate).
+func (s *Server) handleV1CrawlStatus(w http.ResponseWriter, r *http.Request) error {
+	err := s.handleJobStatus(store.JobCrawl)(w, r)
+	if errors.Is(err, errCrawlNotFound) {
+		return s.handleJobStatus(store.JobBatch)(w, r)
+	}
+	return err
+}
+
+// handleV1BatchScrape serves POST /v1/batch/scrape through the v2 batch
+// handler: the scrape options beside urls are rewritten as a v1 scrape's,
+// and the answer's url points at /v1/batch/scrape/{id}.
+func (s *Server) handleV1BatchScrape(w http.ResponseWriter, r *http.Request) error {
+	raw, err := readV1Body(r)
+	if err != nil {
+		return err
+	}
+	body, _, apiErr := v1ScrapeBody(raw)
+	if apiErr != nil {
+		return apiErr
+	}
+	return s.viaV2(w, r, body, s.handleBatchScrape, func(out []byte) []byte {
+		return bytes.Replace(out, []byte("/v2/batch/scrape/"), []byte("/v1/batch/scrape/"), 1)
 	})
 }
 
