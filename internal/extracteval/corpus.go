@@ -1,9 +1,12 @@
-package main
+package extracteval
 
 import (
+	"net/http"
+
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"github.com/firegate/firegate/internal/fetch"
 	"hash/fnv"
 	"io"
 	"net/url"
@@ -103,4 +106,31 @@ func isHoldout(rawURL string) bool {
 	h := fnv.New32a()
 	h.Write([]byte(host))
 	return h.Sum32()%5 == 0
+}
+
+// Dev, Held and All select the development pages, the held-out pages and
+// every page.
+func Dev(p *Page) bool  { return !p.Holdout }
+func Held(p *Page) bool { return p.Holdout }
+func All(*Page) bool    { return true }
+
+// OfType returns the pages of type t, or all pages when t is empty.
+func OfType(pages []Page, t string) []Page {
+	if t == "" {
+		return pages
+	}
+	var sel []Page
+	for _, p := range pages {
+		if p.Type == t {
+			sel = append(sel, p)
+		}
+	}
+	return sel
+}
+
+// DecodedHTML is the page's HTML decoded to UTF-8 by the server's charset
+// rules (as the scrape engine decodes it), for reference extractors.
+func DecodedHTML(p *Page) string {
+	r := fetch.Response{Body: p.HTML, ContentType: "text/html", Header: http.Header{"Content-Type": {"text/html"}}}
+	return r.Text()
 }

@@ -1,4 +1,7 @@
-package main
+// Package extracteval measures main-content extraction on a labelled corpus
+// of real pages: the corpus loader, the word-F1 and snippet metric of the
+// corpus README, markdown-to-text, and per-type tables.
+package extracteval
 
 import (
 	"context"
@@ -23,6 +26,16 @@ func (f *pageFetcher) Do(_ context.Context, req fetch.Request) (*fetch.Response,
 		Header:      http.Header{"Content-Type": {"text/html"}},
 		ContentType: "text/html", Body: f.page.HTML,
 	}, nil
+}
+
+// Extractor returns the plain text a system extracts from a page.
+type Extractor func(ctx context.Context, p *Page) (string, error)
+
+// Firegate is the server's extractor: the markdown of Extract with its
+// markup removed.
+func Firegate(ctx context.Context, p *Page) (string, error) {
+	md, err := Extract(ctx, p)
+	return PlainText(md), err
 }
 
 // Extract runs p through the scrape engine exactly as POST /v2/scrape with
@@ -55,15 +68,14 @@ type Result struct {
 	Err        error
 }
 
-// Evaluate extracts and scores every page.
-func Evaluate(ctx context.Context, pages []Page) []Result {
+// Evaluate extracts and scores every page with ex.
+func Evaluate(ctx context.Context, pages []Page, ex Extractor) []Result {
 	out := make([]Result, len(pages))
 	for i := range pages {
 		p := &pages[i]
 		start := time.Now()
-		md, err := Extract(ctx, p)
+		text, err := ex(ctx, p)
 		r := Result{Page: p, Elapsed: time.Since(start), Err: err}
-		text := PlainText(md)
 		r.Score = WordF1(text, p.Text)
 		norm := normalize(text)
 		r.WithFound = snippets(norm, p.With)
@@ -107,6 +119,9 @@ func (s Summary) Mean() Score {
 	n := float64(s.Pages)
 	return Score{s.P / n, s.R / n, s.F / n}
 }
+
+// Pct is a as a percentage of b (0 when b is 0).
+func Pct(a, b int) float64 { return pct(a, b) }
 
 func pct(a, b int) float64 {
 	if b == 0 {
@@ -173,5 +188,40 @@ func WriteWorst(w io.Writer, rs []Result, n int, keep func(*Page) bool) {
 			msg = " error: " + strings.ReplaceAll(r.Err.Error(), "\n", " ")
 		}
 		fmt.Fprintf(w, "%s %-13s F1=%.3f P=%.3f R=%.3f %s%s\n", r.Page.ID, r.Page.Type, r.Score.F, r.Score.P, r.Score.R, r.Page.URL, msg)
+	}
+}
+
+// System is one extractor's results, for side-by-side tables.
+type System struct {
+	Name    string
+	Results []Result
+}
+
+// WriteComparison prints, for the pages keep accepts, one row per system:
+// word F1 overall and per type, then with found and without present.
+func WriteComparison(w io.Writer, title string, systems []System, keep func(*Page) bool) {
+	fmt.Fprintf(w, "\n%s\n\n| system | all |", title)
+	for _, t := range Types {
+		fmt.Fprintf(w, " %s |", t)
+	}
+	fmt.Fprintln(w, " with found | without present | ms/page |")
+	fmt.Fprint(w, "| - |")
+	for range len(Types) + 4 {
+		fmt.Fprint(w, " -: |")
+	}
+	fmt.Fprintln(w)
+	for _, sys := range systems {
+		m := Summarize(sys.Results, keep)
+		all := m["all"]
+		fmt.Fprintf(w, "| %s | %.3f |", sys.Name, all.Mean().F)
+		for _, t := range Types {
+			if s := m[t]; s != nil {
+				fmt.Fprintf(w, " %.3f |", s.Mean().F)
+			} else {
+				fmt.Fprint(w, " - |")
+			}
+		}
+		ms := float64(all.Elapsed.Microseconds()) / 1000 / float64(max(all.Pages, 1))
+		fmt.Fprintf(w, " %.1f%% | %.1f%% | %.1f |\n", pct(all.WithFound, all.With), pct(all.WithoutFound, all.Without), ms)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package extracteval
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestSampleFloor(t *testing.T) {
 	if len(pages) != 25 {
 		t.Fatalf("sample has %d pages, want 25", len(pages))
 	}
-	rs := Evaluate(context.Background(), pages)
+	rs := Evaluate(context.Background(), pages, Firegate)
 	for _, r := range rs {
 		if r.Err != nil {
 			t.Errorf("%s: %v", r.Page.ID, r.Err)
