@@ -29,7 +29,7 @@ func isNegativeWord(w string) bool {
 		"popup", "modal", "overlay", "lightbox", "footer", "masthead", "search", "tags",
 		"tagcloud", "outbrain", "taboola", "noprint", "editsection", "skip", "toolbar",
 		"topbar", "copyright", "legal", "paywall", "trending", "popular", "hatnote", "postprofile", "userinfo", "catlinks", "online",
-		"signature", "avatar":
+		"signature", "avatar", "extras", "expand":
 		return true
 	}
 	return false
