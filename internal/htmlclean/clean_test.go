@@ -207,3 +207,34 @@ func TestCleanDeep(t *testing.T) {
 		})
 	}
 }
+
+// TestCleanDeepHeadings: 100k levels, each opened by a boilerplate heading,
+// stay linear and keep the text at the bottom.
+func TestCleanDeepHeadings(t *testing.T) {
+	t.Parallel()
+	doc := &html.Node{Type: html.DocumentNode}
+	body := &html.Node{Type: html.ElementNode, DataAtom: atom.Body, Data: "body"}
+	doc.AppendChild(body)
+	n := body
+	for i := 0; i < 100_000; i++ {
+		h := &html.Node{Type: html.ElementNode, DataAtom: atom.H2, Data: "h2"}
+		h.AppendChild(&html.Node{Type: html.TextNode, Data: "Related stories"})
+		c := &html.Node{Type: html.ElementNode, DataAtom: atom.Div, Data: "div"}
+		n.AppendChild(h)
+		n.AppendChild(c)
+		n = c
+	}
+	n.AppendChild(&html.Node{Type: html.TextNode, Data: strings.Repeat("deep text, ", 20)})
+	start := time.Now()
+	root, err := Clean(doc, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(visibleText(root), "deep text") {
+		t.Error("leaf text lost")
+	}
+	// A hang guard, not a timing test (see TestCleanDeep).
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("took %v", d)
+	}
+}

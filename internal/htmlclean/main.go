@@ -21,6 +21,8 @@ import (
 //
 // If pruning would leave (almost) nothing, it is run again without the
 // class/id words; if that too leaves nothing, the body is left as it is.
+// Last, sections introduced by a boilerplate heading ("Related articles",
+// "Comments", ...) are removed (sections.go).
 
 // kind is the verdict on an element at the time it is entered.
 type kind uint8
@@ -285,6 +287,7 @@ func mainContent(root *html.Node) {
 	if main != nil && (anchor == nil || isAncestor(main, anchor)) && isAncestor(root, main) {
 		narrow(root, main)
 	}
+	removeBoilerplateSections(root, anchor)
 }
 
 func nearEmpty(remaining, total int) bool {

@@ -1,0 +1,149 @@
+package htmlclean
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// boilerplateHeadings are the starts of headings that introduce a section
+// which is not part of the main content: recirculation, comments, sharing and
+// sign-up prompts. They are English only.
+var boilerplateHeadings = []string{
+	"related", "you may also like", "you might also like", "you may like", "recommended",
+	"more from", "more stories", "more articles", "more posts", "read next", "read more",
+	"what to read next", "popular", "most popular", "most read", "trending", "recent posts",
+	"latest posts", "comments", "leave a reply", "leave a comment", "join the discussion",
+	"discussion", "share this", "share on", "subscribe", "sign up for", "newsletter",
+	"follow us", "about the author", "was this helpful", "was this page helpful",
+	"did you find this", "tags", "categories",
+}
+
+// maxBoilerplateSections bounds the work on pages with very many headings.
+const maxBoilerplateSections = 64
+
+func isBoilerplateHeading(text string) bool {
+	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
+	t = strings.TrimLeft(t, "#*-–—:· ")
+	if t == "" || len(t) > 60 {
+		return false
+	}
+	for _, h := range boilerplateHeadings {
+		if strings.HasPrefix(t, h) && (len(t) == len(h) || !isLetterByte(t[len(h)])) {
+			return true
+		}
+	}
+	return false
+}
+
+func isLetterByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 0x80
+}
+
+func isHeading(a atom.Atom) bool {
+	switch a {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	return false
+}
+
+func headingLevel(a atom.Atom) int {
+	switch a {
+	case atom.H1:
+		return 1
+	case atom.H2:
+		return 2
+	case atom.H3:
+		return 3
+	case atom.H4:
+		return 4
+	case atom.H5:
+		return 5
+	}
+	return 6
+}
+
+// removeBoilerplateSections removes the sections introduced by a
+// boilerplate heading ("Related articles", "Comments", ...): the heading's
+// own container when the heading opens it, otherwise the heading and the
+// siblings after it up to the next heading of the same or a higher level.
+// Containers holding the anchor, and content elements (article, main), are
+// never removed whole.
+func removeBoilerplateSections(root, anchor *html.Node) {
+	var heads []*html.Node
+	for n := root; n != nil; {
+		if n.Type == html.ElementNode && isHeading(n.DataAtom) {
+			if isBoilerplateHeading(textOf(n)) {
+				heads = append(heads, n)
+				if len(heads) == maxBoilerplateSections {
+					break
+				}
+			}
+			n = next(n, root, true)
+			continue
+		}
+		n = next(n, root, false)
+	}
+	if len(heads) == 0 {
+		return
+	}
+	holdsAnchor := map[*html.Node]bool{}
+	for p := anchor; p != nil; p = p.Parent {
+		holdsAnchor[p] = true
+	}
+	for _, h := range heads {
+		if h.Parent == nil || holdsAnchor[h] || !isAncestor(root, h) {
+			continue // removed with an earlier section, or holds the content
+		}
+		c := h
+		for c.Parent != nil && c.Parent != root && opens(c.Parent, c) && !isContentElement(c.Parent) &&
+			!holdsAnchor[c.Parent] {
+			c = c.Parent
+		}
+		if c != h {
+			c.Parent.RemoveChild(c)
+			continue
+		}
+		level := headingLevel(h.DataAtom)
+		for s := h.NextSibling; s != nil; {
+			if s.Type == html.ElementNode && (isHeading(s.DataAtom) && headingLevel(s.DataAtom) <= level ||
+				holdsAnchor[s]) {
+				break
+			}
+			nx := s.NextSibling
+			h.Parent.RemoveChild(s)
+			s = nx
+		}
+		h.Parent.RemoveChild(h)
+	}
+}
+
+// opens reports whether child is the first child of p with any text.
+func opens(p, child *html.Node) bool {
+	for c := p.FirstChild; c != nil; c = c.NextSibling {
+		if c == child {
+			return true
+		}
+		if c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" {
+			return false
+		}
+		if c.Type == html.ElementNode && textSize(c) > 0 {
+			return false
+		}
+	}
+	return false
+}
+
+// textOf is the text of n's subtree.
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	for c := n; c != nil; c = next(c, n, false) {
+		if c.Type == html.TextNode {
+			b.WriteString(c.Data)
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
