@@ -400,6 +400,10 @@ func classify(n *html.Node, inContent, mild bool) kind {
 		return removeNav
 	case atom.Dialog, atom.Button, atom.Input, atom.Select, atom.Textarea, atom.Footer:
 		return remove
+	case atom.A:
+		if isSkipLink(n) {
+			return remove
+		}
 	case atom.Aside:
 		if !inContent {
 			return remove
@@ -484,4 +488,16 @@ func hiddenByClass(v string) bool {
 		}
 	}
 	return hidden
+}
+
+// isSkipLink reports the accessibility links that jump past the navigation
+// ("Skip to content", "Jump to main content").
+func isSkipLink(n *html.Node) bool {
+	href, _ := getAttr(n, "href")
+	if !strings.Contains(href, "#") {
+		return false
+	}
+	t := strings.ToLower(strings.Join(strings.Fields(textOf(n)), " "))
+	return len(t) < 40 && (strings.HasPrefix(t, "skip to") || strings.HasPrefix(t, "skip navigation") ||
+		strings.HasPrefix(t, "jump to main") || strings.HasPrefix(t, "jump to content") || strings.HasPrefix(t, "skip main"))
 }
