@@ -25,6 +25,7 @@ require (
 	github.com/riverqueue/river/riverdriver/riversqlite v0.31.0
 	github.com/riverqueue/river/rivertype v0.31.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/sergi/go-diff v1.4.0
 	github.com/temoto/robotstxt v1.1.2
 	golang.org/x/image v0.47.0
 	golang.org/x/net v0.62.0

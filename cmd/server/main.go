@@ -247,6 +247,24 @@ func (p profileStore) SaveProfile(ctx context.Context, teamID, name string, stat
 	return p.st.SaveProfileState(ctx, teamID, name, state)
 }
 
+// changeStore adapts the durable store to scrape.ChangeStore.
+type changeStore struct{ st store.Store }
+
+func (c changeStore) PreviousScrape(ctx context.Context, teamID, url, tag string) (scrape.Snapshot, bool, error) {
+	s, err := c.st.PreviousScrape(ctx, teamID, url, tag)
+	if errors.Is(err, store.ErrNotFound) {
+		return scrape.Snapshot{}, false, nil
+	}
+	if err != nil {
+		return scrape.Snapshot{}, false, err
+	}
+	return scrape.Snapshot{Markdown: s.Markdown, ScrapedAt: s.ScrapedAt}, true, nil
+}
+
+func (c changeStore) SaveScrape(ctx context.Context, teamID, url, tag string, s scrape.Snapshot) error {
+	return c.st.SaveScrape(ctx, store.ScrapeSnapshot{TeamID: teamID, URL: url, Tag: tag, Markdown: s.Markdown, ScrapedAt: s.ScrapedAt})
+}
+
 // serve runs the server: the API and the queue workers, or with workerOnly
 // the workers and the operations routes alone.
 func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, workerOnly bool) error {
@@ -318,7 +336,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	}
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
-		Profiles: profileStore{st}, Locker: locker, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
+		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
 	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
 		Ledger: ledger, Limiter: limiter, Describe: httpapi.Describe}
 	if obs.m != nil {

@@ -30,7 +30,10 @@ type Document struct {
 	// markup (internal/product), gaps filled by the model when one is
 	// configured; the JSON null when the page offers none.
 	Product *json.RawMessage `json:"product,omitempty"`
-	Actions *ActionResults   `json:"actions,omitempty"`
+	// ChangeTracking is the changeTracking format: this scrape compared
+	// with the team's previous one of the URL.
+	ChangeTracking *ChangeTracking `json:"changeTracking,omitempty"`
+	Actions        *ActionResults  `json:"actions,omitempty"`
 	// Pages and Blocks come from the PDF parser's pages and blocks options.
 	Pages    []pdfparse.Page       `json:"pages,omitzero"`
 	Blocks   []pdfparse.PageBlocks `json:"blocks,omitzero"`

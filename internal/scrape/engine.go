@@ -40,8 +40,9 @@ type Engine struct {
 	locker   ProfileLocker
 	cache    cache.Cache // nil: no cache
 	cacheTTL time.Duration
-	observe  Observer // nil: no metrics
-	llm      LLM      // nil: the model formats answer SCRAPE_LLM_NOT_CONFIGURED
+	observe  Observer    // nil: no metrics
+	llm      LLM         // nil: the model formats answer SCRAPE_LLM_NOT_CONFIGURED
+	changes  ChangeStore // nil: changeTracking answers SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED
 	// llmContext is the model's context in tokens.
 	llmContext int
 	log        *slog.Logger
@@ -94,6 +95,9 @@ type Config struct {
 	// formats and onlyCleanContent; nil rejects them with
 	// SCRAPE_LLM_NOT_CONFIGURED.
 	LLM LLM
+	// Changes keeps the previous scrape of each URL per team for the
+	// changeTracking format; nil rejects it.
+	Changes ChangeStore
 	// LLMContextTokens is the model's context length; longer pages are cut
 	// into parts. Default 32768.
 	LLMContextTokens int
@@ -112,7 +116,7 @@ func New(c Config) *Engine {
 		c.LLMContextTokens = 32768
 	}
 	return &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL, profiles: c.Profiles, locker: c.Locker,
-		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now}
+		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, changes: c.Changes, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now}
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
@@ -120,6 +124,10 @@ func New(c Config) *Engine {
 func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	if err := checkSupported(&opts, e.browserOK(), e.profiles != nil, e.llm != nil); err != nil {
 		return nil, err
+	}
+	if opts.HasFormat(FormatChangeTracking) && e.changes == nil {
+		return nil, &FeatureError{Code: "SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED", Feature: "formats.changeTracking",
+			Reason: "Change tracking needs the durable store, which this engine was not given"}
 	}
 	var plan *llmPlan
 	if e.llm != nil {
@@ -130,6 +138,9 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	}
 	start := time.Now()
 	doc, engine, err := e.scrapeWithLLM(ctx, opts, plan)
+	if err == nil {
+		e.trackChanges(ctx, &opts, doc)
+	}
 	if e.observe != nil {
 		e.observe.ObserveScrape(engine, Outcome(err), time.Since(start))
 	}

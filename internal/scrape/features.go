@@ -1,6 +1,9 @@
 package scrape
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // checkSupported rejects valid requests for capabilities this server does
 // not provide yet, naming the field, so nothing is silently dropped.
@@ -27,7 +30,17 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 			}
 			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
 				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}
-		case FormatDeterministicJSON, FormatChangeTracking, FormatMenu:
+		case FormatChangeTracking:
+			if !slices.Contains(f.Modes, ModeJSON) {
+				continue
+			}
+			if llmOK {
+				return &FeatureError{Code: "SCRAPE_FORMAT_NOT_SUPPORTED", Feature: "formats.changeTracking.modes",
+					Reason: "The json mode of changeTracking is not supported by this server yet (git-diff is)"}
+			}
+			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats.changeTracking.modes",
+				Reason: "The json mode of changeTracking needs a language model, and this server has none configured yet (git-diff does not)"}
+		case FormatDeterministicJSON, FormatMenu:
 			if llmOK {
 				return &FeatureError{Code: "SCRAPE_FORMAT_NOT_SUPPORTED", Feature: "formats." + f.Type,
 					Reason: "The " + f.Type + " format is not supported by this server yet (json, summary, question, highlights, query and product are)"}

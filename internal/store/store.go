@@ -105,6 +105,12 @@ type Store interface {
 	// CheckProfileName.
 	SaveProfileState(ctx context.Context, teamID, name string, state []byte) error
 
+	// PreviousScrape returns the last saved scrape of a URL for a team
+	// and change-tracking tag ("" for none), or ErrNotFound.
+	PreviousScrape(ctx context.Context, teamID, url, tag string) (ScrapeSnapshot, error)
+	// SaveScrape creates or replaces the saved scrape of its team, URL and
+	// tag; ErrNotFound if the team does not exist.
+	SaveScrape(ctx context.Context, s ScrapeSnapshot) error
 	// Ping checks the store is reachable.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.
@@ -200,4 +206,16 @@ func CheckProfileName(name string) error {
 		return errors.New("profile name is not valid UTF-8 text")
 	}
 	return nil
+}
+
+// ScrapeSnapshot is what change tracking keeps of a team's last scrape of
+// a URL under a tag: its markdown and, for the json mode, its extracted
+// object.
+type ScrapeSnapshot struct {
+	TeamID    string
+	URL       string // normalized by the caller
+	Tag       string // "" when the request had none
+	Markdown  string
+	JSON      []byte // nil when none was extracted
+	ScrapedAt time.Time
 }

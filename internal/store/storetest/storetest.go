@@ -66,6 +66,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ProfileStateTeams", testProfileStateTeams},
 		{"ProfileStateNotFound", testProfileStateNotFound},
 		{"ProfileName", testProfileName},
+		{"ScrapeSnapshots", testScrapeSnapshots},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
