@@ -72,8 +72,17 @@ test("1.x SDK batchScrapeUrls waits for the batch and returns its documents", as
   assert.match(md, /plain words/);
 });
 
-test("1.x SDK calls to v1 routes not served name the v2 route", async () => {
+test("1.x SDK search reaches v2 search (not configured here)", async () => {
   const app = new FirecrawlApp({ apiKey, apiUrl });
-  await assert.rejects(app.search("lighthouse"), /POST \/v2\/search/);
+  await assert.rejects(app.search("lighthouse"), /SEARXNG_ENDPOINT|not configured/i);
+});
+
+test("v1 routes not served name the v2 route", async () => {
+  const app = new FirecrawlApp({ apiKey, apiUrl });
+  const res = await fetch(apiUrl + "/v1/team/credit-usage", { headers: { Authorization: `Bearer ${apiKey}` } });
+  const body = await res.json();
+  assert.equal(res.status, 400);
+  assert.equal(body.code, "V1_ROUTE_NOT_SERVED");
+  assert.match(body.error, /GET \/v2\/team\/credit-usage/);
   await assert.rejects(app.asyncExtract([pageUrl], { prompt: "the title" }), /400/); // this SDK call drops the message
 });

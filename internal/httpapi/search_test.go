@@ -442,3 +442,51 @@ func TestSearchRefusals(t *testing.T) {
 		t.Errorf("with a slot free: %d %v", status, got)
 	}
 }
+
+// TestV1Search checks POST /v1/search over the real search and engine
+// path: v1's default limit, scrapeOptions in v1 form, and the web results
+// as a flat data array.
+func TestV1Search(t *testing.T) {
+	t.Parallel()
+	site := searchSite(t)
+	var results []searxngtest.Result
+	for i := range 8 {
+		results = append(results, searxngtest.Result{URL: fmt.Sprintf("%s/r%d", site.URL, i), Title: fmt.Sprint("R", i), Score: float64(10 - i)})
+	}
+	results[0].URL = site.URL + "/keeper"
+	f := setupSearch(t, true, func(url.Values) searxngtest.Answer { return searxngtest.Answer{Results: results} })
+	post := func(body string) (int, map[string]any) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.http.URL+"/v1/search", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+f.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, m
+	}
+	status, got := post(`{"query":"lighthouse"}`)
+	data, _ := got["data"].([]any)
+	if status != 200 || got["success"] != true || len(data) != 5 {
+		t.Fatalf("default limit: %d %d results %v", status, len(data), got)
+	}
+	first, _ := data[0].(map[string]any)
+	if first["url"] != site.URL+"/keeper" || first["title"] != "R0" {
+		t.Errorf("first result %v", first)
+	}
+	status, got = post(`{"query":"lighthouse","limit":1,"scrapeOptions":{"formats":["markdown"],"parsePDF":false}}`)
+	data, _ = got["data"].([]any)
+	if status != 200 || len(data) != 1 {
+		t.Fatalf("scraped: %d %v", status, got)
+	}
+	if md, _ := data[0].(map[string]any)["markdown"].(string); !strings.Contains(md, "Keeper") {
+		t.Errorf("scraped result without its markdown: %v", data[0])
+	}
+	if status, got = post(`{"query":""}`); status != 400 || got["code"] != "BAD_REQUEST" {
+		t.Errorf("empty query: %d %v", status, got)
+	}
+}

@@ -14,8 +14,8 @@ import (
 )
 
 // The v1 API, spoken by the 1.x JavaScript SDK and the integrations built
-// on it. Scrape, map, crawl and batch scrape (start, status, cancel,
-// errors) are
+// on it. Scrape, map, search, crawl and batch scrape (start, status,
+// cancel, errors) are
 // translated to the v2 engine (request to a v2 body, response back to the
 // v1 shape); every other /v1 route answers a JSON 400 naming its v2
 // counterpart.
@@ -30,6 +30,7 @@ func (s *Server) v1Routes(r chi.Router) {
 			r.Use(s.limitBody, s.authenticate)
 			r.Post("/scrape", s.handle(s.handleV1Scrape))
 			r.Post("/map", s.handle(s.handleV1Map))
+			r.Post("/search", s.handle(s.handleV1Search))
 			if s.jobs != nil && s.jobStore != nil {
 				// Status, cancel and errors have the v1 shapes already; the
 				// status's next link follows the request path (/v1).
@@ -51,7 +52,7 @@ func (s *Server) v1Routes(r chi.Router) {
 // only for 400, 402, 403, 408, 409 and 500.
 func handleV1NotServed(_ http.ResponseWriter, r *http.Request) error {
 	v2 := "/v2" + strings.TrimPrefix(r.URL.Path, "/v1")
-	msg := "This server serves the v1 API's scrape, map, crawl and batch scrape routes only; " + r.Method + " " + r.URL.Path +
+	msg := "This server serves the v1 API's scrape, map, search, crawl and batch scrape routes only; " + r.Method + " " + r.URL.Path +
 		" is not served. Use the v2 API (" + r.Method + " " + v2 + ") with a v2 SDK, such as @mendable/firecrawl-js 4.x."
 	return &Error{Status: http.StatusBadRequest, Code: "V1_ROUTE_NOT_SERVED", Message: msg}
 }
@@ -194,6 +195,67 @@ func (s *Server) handleV1BatchScrape(w http.ResponseWriter, r *http.Request) err
 	return s.viaV2(w, r, body, s.handleBatchScrape, func(out []byte) []byte {
 		return bytes.Replace(out, []byte("/v2/batch/scrape/"), []byte("/v1/batch/scrape/"), 1)
 	})
+}
+
+// v1SearchLimit is v1's default number of search results (v2's is 10).
+const v1SearchLimit = `5`
+
+// handleV1Search serves POST /v1/search through the v2 search handler: the
+// web results come back as v1's flat data array, scrapeOptions are
+// rewritten as a v1 scrape's, and the limit defaults to v1's 5.
+func (s *Server) handleV1Search(w http.ResponseWriter, r *http.Request) error {
+	raw, err := readV1Body(r)
+	if err != nil {
+		return err
+	}
+	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
+		return apiErr
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return errInvalidJSON(err)
+	}
+	if _, ok := m["limit"]; !ok {
+		m["limit"] = json.RawMessage(v1SearchLimit)
+	}
+	if so, ok := m["scrapeOptions"]; ok {
+		body, _, apiErr := v1ScrapeBody(so)
+		if apiErr != nil {
+			return &Error{Status: apiErr.Status, Code: apiErr.Code, Message: apiErr.Message,
+				Details: []FieldError{{Path: []any{"scrapeOptions"}, Message: apiErr.Message, Code: codeInvalidType}}}
+		}
+		m["scrapeOptions"] = body
+	}
+	delete(m, "useMock")
+	body, err := json.Marshal(m)
+	if err != nil {
+		return errInvalidJSON(err)
+	}
+	return s.viaV2(w, r, body, s.handleSearch, v1SearchData)
+}
+
+// v1SearchData turns a v2 search answer's data {web: [...]} into v1's
+// array of web results.
+func v1SearchData(out []byte) []byte {
+	var env map[string]json.RawMessage
+	if json.Unmarshal(out, &env) != nil {
+		return out
+	}
+	var data struct {
+		Web []json.RawMessage `json:"web"`
+	}
+	if json.Unmarshal(env["data"], &data) != nil {
+		return out
+	}
+	if data.Web == nil {
+		data.Web = []json.RawMessage{}
+	}
+	env["data"], _ = json.Marshal(data.Web)
+	b, err := json.Marshal(env)
+	if err != nil {
+		return out
+	}
+	return append(b, '\n')
 }
 
 // v1MapLinks turns a v2 map answer's links into v1's URL strings.
