@@ -183,9 +183,9 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		ExpiresAt   string              `json:"expiresAt"`
 	}
 	var lastExtract string
-	extract := func(body string) extractStatus {
+	extract := func(version, body string) extractStatus {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, base+"/v2/extract", strings.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, base+"/"+version+"/extract", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -199,12 +199,12 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&started)
 		resp.Body.Close()
 		if resp.StatusCode != 200 || !started.Success || started.ID == "" || resp.Header.Get("Deprecation") != "true" {
-			t.Fatalf("POST /v2/extract: %d %+v %v", resp.StatusCode, started, resp.Header)
+			t.Fatalf("POST /%s/extract: %d %+v %v", version, resp.StatusCode, started, resp.Header)
 		}
 		lastExtract = started.ID
 		var st extractStatus
 		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-			req, _ := http.NewRequest(http.MethodGet, base+"/v2/extract/"+started.ID, nil)
+			req, _ := http.NewRequest(http.MethodGet, base+"/"+version+"/extract/"+started.ID, nil)
 			req.Header.Set("Authorization", "Bearer "+key)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -218,7 +218,7 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 			}
 		}
 	}
-	st := extract(extractBody)
+	st := extract("v1", extractBody) // the v1 route (the 1.x SDK's): the same body and answers
 	colours := fmt.Sprint(st.Data["colours"])
 	if st.Status != "completed" || st.Data["shop"] != "Widgets Inc" || !strings.Contains(colours, "blue") ||
 		!strings.Contains(colours, "red") || strings.Count(colours, "green") != 1 {
@@ -229,7 +229,7 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 	}
 
 	// A glob: the pages under /shop found by map, /other left out.
-	st = extract(`{"urls":["` + shop.URL + `/shop/*"],"prompt":"Name the widgets","showSources":true}`)
+	st = extract("v2", `{"urls":["`+shop.URL+`/shop/*"],"prompt":"Name the widgets","showSources":true}`)
 	widgets := fmt.Sprint(st.Data["widgets"])
 	if st.Status != "completed" || !strings.Contains(widgets, "Shop") || !strings.Contains(widgets, "Red Widget") ||
 		!strings.Contains(widgets, "Blue Widget") || strings.Contains(widgets, "Other") || st.CreditsUsed != 15 {

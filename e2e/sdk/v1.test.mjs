@@ -84,5 +84,6 @@ test("v1 routes not served name the v2 route", async () => {
   assert.equal(res.status, 400);
   assert.equal(body.code, "V1_ROUTE_NOT_SERVED");
   assert.match(body.error, /GET \/v2\/team\/credit-usage/);
-  await assert.rejects(app.asyncExtract([pageUrl], { prompt: "the title" }), /400/); // this SDK call drops the message
+  await assert.rejects(app.asyncExtract([pageUrl], { prompt: "the title" }), /400/); // no model here (the SDK drops the message)
+  await assert.rejects(app.asyncDeepResearch("lighthouses"), /POST \/v2\/deep-research/);
 });

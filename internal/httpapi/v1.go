@@ -15,7 +15,7 @@ import (
 
 // The v1 API, spoken by the 1.x JavaScript SDK and the integrations built
 // on it. Scrape, map, search, crawl and batch scrape (start, status,
-// cancel, errors) are
+// cancel, errors) and extract are
 // translated to the v2 engine (request to a v2 body, response back to the
 // v1 shape); every other /v1 route answers a JSON 400 naming its v2
 // counterpart.
@@ -42,6 +42,8 @@ func (s *Server) v1Routes(r chi.Router) {
 				r.Get("/batch/scrape/{id}", s.handle(s.handleJobStatus(store.JobBatch)))
 				r.Delete("/batch/scrape/{id}", s.handle(s.handleJobCancel(store.JobBatch)))
 				r.Get("/batch/scrape/{id}/errors", s.handle(s.handleJobErrors(store.JobBatch)))
+				r.Post("/extract", s.handle(s.handleV1Extract))
+				r.Get("/extract/{id}", s.handle(s.handleExtractStatus))
 			}
 		})
 	})
@@ -52,7 +54,7 @@ func (s *Server) v1Routes(r chi.Router) {
 // only for 400, 402, 403, 408, 409 and 500.
 func handleV1NotServed(_ http.ResponseWriter, r *http.Request) error {
 	v2 := "/v2" + strings.TrimPrefix(r.URL.Path, "/v1")
-	msg := "This server serves the v1 API's scrape, map, search, crawl and batch scrape routes only; " + r.Method + " " + r.URL.Path +
+	msg := "This server serves the v1 API's scrape, map, search, crawl, batch scrape and extract routes only; " + r.Method + " " + r.URL.Path +
 		" is not served. Use the v2 API (" + r.Method + " " + v2 + ") with a v2 SDK, such as @mendable/firecrawl-js 4.x."
 	return &Error{Status: http.StatusBadRequest, Code: "V1_ROUTE_NOT_SERVED", Message: msg}
 }
@@ -151,13 +153,8 @@ func (s *Server) handleV1Crawl(w http.ResponseWriter, r *http.Request) error {
 	delete(m, "ignoreSitemap")
 	rename("allowBackwardLinks", "crawlEntireDomain")
 	rename("maxDepth", "maxDiscoveryDepth")
-	if so, ok := m["scrapeOptions"]; ok {
-		body, _, apiErr := v1ScrapeBody(so)
-		if apiErr != nil {
-			return &Error{Status: apiErr.Status, Code: apiErr.Code, Message: apiErr.Message,
-				Details: []FieldError{{Path: []any{"scrapeOptions"}, Message: apiErr.Message, Code: codeInvalidType}}}
-		}
-		m["scrapeOptions"] = body
+	if err := v1ScrapeOptions(m); err != nil {
+		return err
 	}
 	delete(m, "useMock")
 	body, err := json.Marshal(m)
@@ -197,6 +194,47 @@ func (s *Server) handleV1BatchScrape(w http.ResponseWriter, r *http.Request) err
 	})
 }
 
+// handleV1Extract serves POST /v1/extract through the v2 extract handler
+// (the same body but for scrapeOptions, rewritten as a v1 scrape's); its
+// status, GET /v1/extract/{id}, has the v1 shape already.
+func (s *Server) handleV1Extract(w http.ResponseWriter, r *http.Request) error {
+	raw, err := readV1Body(r)
+	if err != nil {
+		return err
+	}
+	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
+		return apiErr
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return errInvalidJSON(err)
+	}
+	if err := v1ScrapeOptions(m); err != nil {
+		return err
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return errInvalidJSON(err)
+	}
+	return s.viaV2(w, r, body, s.handleExtract, func(out []byte) []byte { return out })
+}
+
+// v1ScrapeOptions rewrites the scrapeOptions member of m, when present, as
+// a v1 scrape body is rewritten.
+func v1ScrapeOptions(m map[string]json.RawMessage) error {
+	so, ok := m["scrapeOptions"]
+	if !ok {
+		return nil
+	}
+	body, _, apiErr := v1ScrapeBody(so)
+	if apiErr != nil {
+		return &Error{Status: apiErr.Status, Code: apiErr.Code, Message: apiErr.Message,
+			Details: []FieldError{{Path: []any{"scrapeOptions"}, Message: apiErr.Message, Code: codeInvalidType}}}
+	}
+	m["scrapeOptions"] = body
+	return nil
+}
+
 // v1SearchLimit is v1's default number of search results (v2's is 10).
 const v1SearchLimit = `5`
 
@@ -218,13 +256,8 @@ func (s *Server) handleV1Search(w http.ResponseWriter, r *http.Request) error {
 	if _, ok := m["limit"]; !ok {
 		m["limit"] = json.RawMessage(v1SearchLimit)
 	}
-	if so, ok := m["scrapeOptions"]; ok {
-		body, _, apiErr := v1ScrapeBody(so)
-		if apiErr != nil {
-			return &Error{Status: apiErr.Status, Code: apiErr.Code, Message: apiErr.Message,
-				Details: []FieldError{{Path: []any{"scrapeOptions"}, Message: apiErr.Message, Code: codeInvalidType}}}
-		}
-		m["scrapeOptions"] = body
+	if err := v1ScrapeOptions(m); err != nil {
+		return err
 	}
 	delete(m, "useMock")
 	body, err := json.Marshal(m)

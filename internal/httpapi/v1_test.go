@@ -131,7 +131,8 @@ func TestV1NotServed(t *testing.T) {
 	for _, tc := range []struct{ method, path, key, v2 string }{
 		{http.MethodPost, "/v1/crawl", goodKey, "POST /v2/crawl"},
 		{http.MethodGet, "/v1/crawl/0190c2a4-0000-7000-8000-000000000000", "", "GET /v2/crawl/0190c2a4-0000-7000-8000-000000000000"},
-		{http.MethodPost, "/v1/extract", goodKey, "POST /v2/extract"},
+		{http.MethodPost, "/v1/deep-research", goodKey, "POST /v2/deep-research"},
+		{http.MethodPost, "/v1/llmstxt", goodKey, "POST /v2/llmstxt"},
 		{http.MethodGet, "/v1/team/credit-usage", goodKey, "GET /v2/team/credit-usage"},
 		{http.MethodPost, "/v1/batch/scrape", goodKey, "POST /v2/batch/scrape"},
 		{http.MethodGet, "/v1/scrape", goodKey, "GET /v2/scrape"},
