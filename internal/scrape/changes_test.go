@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/teststore"
@@ -62,7 +63,9 @@ func TestChangeTracking(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := testenv.Logger(t)
-	e := New(Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), Log: log, Changes: storeChanges{st}})
+	// With a cache and maxAge: change tracking must still fetch afresh.
+	e := New(Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), Log: log, Changes: storeChanges{st},
+		Cache: cache.NewMemory(1 << 20)})
 	clock := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	e.now = func() time.Time { return clock }
 
@@ -71,6 +74,7 @@ func TestChangeTracking(t *testing.T) {
 		o := defaults(srv.URL+"/page", FormatMarkdown)
 		o.Formats = append(o.Formats, Format{Type: FormatChangeTracking, Modes: []string{ModeGitDiff}, Tag: tag})
 		o.TeamID = team.ID
+		o.MaxAge, o.StoreInCache = time.Hour, true
 		doc, err := e.Scrape(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)

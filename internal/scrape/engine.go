@@ -177,7 +177,10 @@ func (e *Engine) scrape(ctx context.Context, opts Options) (*Document, string, e
 	// retention caller gets inline instead: it takes a fresh render unless
 	// it asked for the cache only.
 	zdrMedia := opts.ZeroDataRetention && opts.HasFormat(FormatScreenshot) && !cacheOnly
-	readCache := e.cache != nil && len(opts.Actions) == 0 && opts.Profile == nil && !zdrMedia && (cacheOnly || opts.MaxAge > 0)
+	// Change tracking compares with the page as it is now: a cached copy
+	// would report "same" until it expires.
+	tracking := opts.HasFormat(FormatChangeTracking) && !cacheOnly
+	readCache := e.cache != nil && len(opts.Actions) == 0 && opts.Profile == nil && !zdrMedia && !tracking && (cacheOnly || opts.MaxAge > 0)
 	writeCache := e.cache != nil && opts.StoreInCache && !opts.ZeroDataRetention && opts.Profile == nil
 	var key string
 	if readCache || writeCache {

@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestIntelSDK runs intel.test.mjs (product, redactPII, changeTracking)
+// with the official SDK against the built server, which has no model.
+func TestIntelSDK(t *testing.T) {
+	if _, err := os.Stat("sdk/node_modules/@mendable/firecrawl-js"); err != nil {
+		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("the SDK is not installed: run (cd e2e/sdk && npm install)")
+		}
+		t.Skip("the SDK is not installed: run (cd e2e/sdk && npm install)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not found")
+	}
+	shop, err := os.ReadFile("../internal/product/testdata/shopify.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var menuFetches atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/shop", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(shop)
+	})
+	mux.HandleFunc("/contact", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, `<html><body><main><h1>Contact</h1><p>Write to office@example.com or call +44 20 7946 0958.</p><p>IBAN DE89 3704 0044 0532 0130 00</p></main></body></html>`)
+	})
+	mux.HandleFunc("/menu", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		price := "5"
+		if menuFetches.Add(1) > 1 {
+			price = "6"
+		}
+		io.WriteString(w, `<html><body><main><h1>Menu</h1><p>Tea 4</p><p>Coffee `+price+`</p></main></body></html>`)
+	})
+	site := httptest.NewServer(mux)
+	t.Cleanup(site.Close)
+	srv := startServer(t, "OPENAI_BASE_URL=")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "intel.test.mjs")
+	cmd.Dir = "sdk"
+	cmd.Env = append(os.Environ(),
+		"API_URL="+srv.url,
+		"API_KEY="+testKey,
+		"SHOP_URL="+site.URL+"/shop",
+		"PII_URL="+site.URL+"/contact",
+		"CHANGE_URL="+site.URL+"/menu",
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test:\n%s", out)
+	if err != nil {
+		t.Fatalf("SDK test failed: %v", err)
+	}
+}

@@ -1,0 +1,49 @@
+// Drives the model-free page intelligence options of a running server (no
+// OPENAI_BASE_URL) with the official JavaScript SDK, unchanged: the
+// product format, redactPII and changeTracking's git-diff mode.
+// Env: API_URL, API_KEY, SHOP_URL (a Shopify-style product page),
+// PII_URL (a page with contact data), CHANGE_URL (a page that changes
+// after its first fetch).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import Firecrawl from "@mendable/firecrawl-js";
+
+const app = () => new Firecrawl({ apiKey: process.env.API_KEY, apiUrl: process.env.API_URL });
+
+test("product format from the page's markup", async () => {
+  const doc = await app().scrape(process.env.SHOP_URL, { formats: ["product"] });
+  const p = doc.product;
+  assert.equal(p.title, "Heavyweight Tee");
+  assert.equal(p.brand, "Northwind");
+  assert.equal(p.category, "Apparel > Tees");
+  assert.equal(p.variants.length, 2);
+  assert.deepEqual(p.variants[0].values, { color: "Black", size: "M" });
+  assert.deepEqual(p.variants[0].price, { amount: 19, currency: "USD", formatted: "$19.00" });
+  assert.equal(p.variants[0].sale.originalPrice.amount, 25);
+  assert.deepEqual(p.variants[1].availability, { inStock: false, text: "Out of stock" });
+  assert.equal(doc.metadata.creditsUsed, 1);
+});
+
+test("redactPII with the SDK's options object", async () => {
+  const doc = await app().scrape(process.env.PII_URL, {
+    formats: ["markdown"],
+    redactPII: { entities: ["EMAIL", "PHONE", "FINANCIAL"], replaceStyle: "tag" },
+  });
+  assert.match(doc.markdown, /Write to <EMAIL> or call <PHONE>\./);
+  assert.match(doc.markdown, /IBAN <FINANCIAL>/);
+  assert.doesNotMatch(doc.markdown, /example\.com|7946|DE89/);
+  assert.equal(doc.metadata.creditsUsed, 5);
+});
+
+test("changeTracking: new, then changed with a git diff", async () => {
+  const opts = { formats: ["markdown", { type: "changeTracking", modes: ["git-diff"], tag: "sdk" }] };
+  const first = await app().scrape(process.env.CHANGE_URL, opts);
+  assert.equal(first.changeTracking.changeStatus, "new");
+  assert.equal(first.changeTracking.previousScrapeAt, null);
+  const second = await app().scrape(process.env.CHANGE_URL, opts);
+  const ct = second.changeTracking;
+  assert.equal(ct.changeStatus, "changed");
+  assert.ok(Date.parse(ct.previousScrapeAt) > 0, ct.previousScrapeAt);
+  assert.match(ct.diff.text, /-Coffee 5\n\+Coffee 6\n/);
+  assert.equal(ct.diff.json.files[0].chunks[0].changes.some((c) => c.type === "add" && c.content === "+Coffee 6"), true);
+});
