@@ -77,13 +77,16 @@ test("1.x SDK search reaches v2 search (not configured here)", async () => {
   await assert.rejects(app.search("lighthouse"), /SEARXNG_ENDPOINT|not configured/i);
 });
 
-test("v1 routes not served name the v2 route", async () => {
+test("v1 routes not served name the v2 route; v1 usage names", async () => {
   const app = new FirecrawlApp({ apiKey, apiUrl });
-  const res = await fetch(apiUrl + "/v1/team/credit-usage", { headers: { Authorization: `Bearer ${apiKey}` } });
+  const res = await fetch(apiUrl + "/v1/llmstxt", { method: "POST", headers: { Authorization: `Bearer ${apiKey}` }, body: "{}" });
   const body = await res.json();
   assert.equal(res.status, 400);
   assert.equal(body.code, "V1_ROUTE_NOT_SERVED");
-  assert.match(body.error, /GET \/v2\/team\/credit-usage/);
+  assert.match(body.error, /POST \/v2\/llmstxt/);
+  const usage = await (await fetch(apiUrl + "/v1/team/credit-usage", { headers: { Authorization: `Bearer ${apiKey}` } })).json();
+  assert.equal(usage.success, true, JSON.stringify(usage));
+  assert.ok("remaining_credits" in usage.data, JSON.stringify(usage));
   await assert.rejects(app.asyncExtract([pageUrl], { prompt: "the title" }), /400/); // no model here (the SDK drops the message)
   await assert.rejects(app.asyncDeepResearch("lighthouses"), /POST \/v2\/deep-research/);
 });

@@ -625,6 +625,9 @@ func TestV1Crawl(t *testing.T) {
 	if code, m := api.call(t, http.MethodGet, "/v1/crawl/"+id+"/errors", keyA, ""); code != 200 || m["errors"] == nil {
 		t.Errorf("errors: %d %v", code, m)
 	}
+	if code, m := api.call(t, http.MethodGet, "/v1/crawl/active", keyA, ""); code != 200 || m["success"] != true || m["crawls"] == nil {
+		t.Errorf("active: %d %v", code, m)
+	}
 	if code, m := api.call(t, http.MethodDelete, "/v1/crawl/"+id, keyA, ""); code != http.StatusConflict {
 		t.Errorf("cancel a completed crawl: %d %v", code, m)
 	}

@@ -15,7 +15,7 @@ import (
 
 // The v1 API, spoken by the 1.x JavaScript SDK and the integrations built
 // on it. Scrape, map, search, crawl and batch scrape (start, status,
-// cancel, errors) and extract are
+// cancel, errors, active), extract and the team's usage are
 // translated to the v2 engine (request to a v2 body, response back to the
 // v1 shape); every other /v1 route answers a JSON 400 naming its v2
 // counterpart.
@@ -31,10 +31,13 @@ func (s *Server) v1Routes(r chi.Router) {
 			r.Post("/scrape", s.handle(s.handleV1Scrape))
 			r.Post("/map", s.handle(s.handleV1Map))
 			r.Post("/search", s.handle(s.handleV1Search))
+			r.Get("/team/credit-usage", s.handle(s.v1Usage(s.handleCreditUsage)))
+			r.Get("/team/token-usage", s.handle(s.v1Usage(s.handleTokenUsage)))
 			if s.jobs != nil && s.jobStore != nil {
 				// Status, cancel and errors have the v1 shapes already; the
 				// status's next link follows the request path (/v1).
 				r.Post("/crawl", s.handle(s.handleV1Crawl))
+				r.Get("/crawl/active", s.handle(s.handleActiveCrawls))
 				r.Get("/crawl/{id}", s.handle(s.handleV1CrawlStatus))
 				r.Delete("/crawl/{id}", s.handle(s.handleJobCancel(store.JobCrawl)))
 				r.Get("/crawl/{id}/errors", s.handle(s.handleJobErrors(store.JobCrawl)))
@@ -54,7 +57,7 @@ func (s *Server) v1Routes(r chi.Router) {
 // only for 400, 402, 403, 408, 409 and 500.
 func handleV1NotServed(_ http.ResponseWriter, r *http.Request) error {
 	v2 := "/v2" + strings.TrimPrefix(r.URL.Path, "/v1")
-	msg := "This server serves the v1 API's scrape, map, search, crawl, batch scrape and extract routes only; " + r.Method + " " + r.URL.Path +
+	msg := "This server serves the v1 API's scrape, map, search, crawl, batch scrape, extract and team usage routes only; " + r.Method + " " + r.URL.Path +
 		" is not served. Use the v2 API (" + r.Method + " " + v2 + ") with a v2 SDK, such as @mendable/firecrawl-js 4.x."
 	return &Error{Status: http.StatusBadRequest, Code: "V1_ROUTE_NOT_SERVED", Message: msg}
 }
@@ -233,6 +236,22 @@ func v1ScrapeOptions(m map[string]json.RawMessage) error {
 	}
 	m["scrapeOptions"] = body
 	return nil
+}
+
+// v1Usage serves GET /v1/team/credit-usage or token-usage through h, the
+// v2 handler: v1 names the balance fields in snake case
+// (remaining_credits, plan_credits, billing_period_start, ...).
+func (s *Server) v1Usage(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return s.viaV2(w, r, nil, h, func(out []byte) []byte {
+			for _, k := range [][2]string{{"remainingCredits", "remaining_credits"}, {"planCredits", "plan_credits"},
+				{"remainingTokens", "remaining_tokens"}, {"planTokens", "plan_tokens"},
+				{"billingPeriodStart", "billing_period_start"}, {"billingPeriodEnd", "billing_period_end"}} {
+				out = renameDataKey(out, k[0], k[1])
+			}
+			return out
+		})
+	}
 }
 
 // v1SearchLimit is v1's default number of search results (v2's is 10).

@@ -133,7 +133,7 @@ func TestV1NotServed(t *testing.T) {
 		{http.MethodGet, "/v1/crawl/0190c2a4-0000-7000-8000-000000000000", "", "GET /v2/crawl/0190c2a4-0000-7000-8000-000000000000"},
 		{http.MethodPost, "/v1/deep-research", goodKey, "POST /v2/deep-research"},
 		{http.MethodPost, "/v1/llmstxt", goodKey, "POST /v2/llmstxt"},
-		{http.MethodGet, "/v1/team/credit-usage", goodKey, "GET /v2/team/credit-usage"},
+		{http.MethodGet, "/v1/team/credit-usage/historical", goodKey, "GET /v2/team/credit-usage/historical"},
 		{http.MethodPost, "/v1/batch/scrape", goodKey, "POST /v2/batch/scrape"},
 		{http.MethodGet, "/v1/scrape", goodKey, "GET /v2/scrape"},
 	} {
@@ -189,5 +189,29 @@ func TestV1Map(t *testing.T) {
 	rec, got = do(t, s, http.MethodPost, "/v1/map", "", `{"url":"`+site.URL+`"}`)
 	if rec.Code != 401 {
 		t.Errorf("no key: %d %v", rec.Code, got)
+	}
+}
+
+// TestV1CreditUsage checks the v1 names of the balance fields, on a real
+// ledger and store.
+func TestV1CreditUsage(t *testing.T) {
+	t.Parallel()
+	b := setupBilled(t, LimitDefaults{})
+	if _, err := b.st.SetCredits(t.Context(), b.team.ID, 40); err != nil {
+		t.Fatal(err)
+	}
+	rec, m := do(t, b.srv, http.MethodGet, "/v1/team/credit-usage", b.key, "")
+	data, _ := m["data"].(map[string]any)
+	if rec.Code != 200 || m["success"] != true || data["remaining_credits"] != float64(40) || data["plan_credits"] != float64(40) ||
+		data["billing_period_start"] == nil || data["remainingCredits"] != nil {
+		t.Errorf("credit usage: %d %v", rec.Code, m)
+	}
+	rec, m = do(t, b.srv, http.MethodGet, "/v1/team/token-usage", b.key, "")
+	data, _ = m["data"].(map[string]any)
+	if rec.Code != 200 || data["remaining_tokens"] != float64(40*tokensPerCredit) {
+		t.Errorf("token usage: %d %v", rec.Code, m)
+	}
+	if rec, m := do(t, b.srv, http.MethodGet, "/v1/team/credit-usage", "", ""); rec.Code != 401 {
+		t.Errorf("no key: %d %v", rec.Code, m)
 	}
 }
