@@ -52,6 +52,8 @@ type frame struct {
 	// cld is the link density of the innermost content container (or 1
 	// outside any).
 	cld float64
+	// chrome: inside page chrome (footer, navigation, a dialog).
+	chrome bool
 }
 
 const (
@@ -106,6 +108,8 @@ type walker struct {
 	isContent func(n *html.Node) bool
 	// containerLD gives the link density of a content container (optional).
 	containerLD map[*html.Node]float64
+	// isChrome marks page chrome, whose subtree is flagged (optional).
+	isChrome func(n *html.Node) bool
 }
 
 func (w *walker) top() *frame { return &w.stack[len(w.stack)-1] }
@@ -142,7 +146,8 @@ func (w *walker) run(root *html.Node) frame {
 				if v, ok := w.containerLD[n]; ok {
 					cld = v
 				}
-				w.stack = append(w.stack, frame{n: n, kind: k, content: content, cld: cld})
+				chrome := w.top().chrome || (w.isChrome != nil && w.isChrome(n))
+				w.stack = append(w.stack, frame{n: n, kind: k, content: content, cld: cld, chrome: chrome})
 				n = n.FirstChild
 				continue
 			default:
@@ -205,10 +210,12 @@ func paragraphScore(f *frame) float64 {
 // findAnchor returns the best-scoring content container (or nil), the total
 // text of root and the single <main> element, if any.
 func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node, lds map[*html.Node]float64) {
-	var best, anchorLD float64
+	var best, anchorLD, bestChrome, chromeLD float64
+	var chromeAnchor *html.Node
 	lds = map[*html.Node]float64{}
 	mains := 0
 	w := walker{
+		isChrome: isChrome,
 		enter: func(w *walker, n *html.Node) kind {
 			if n.DataAtom == atom.Main || attrIs(n, "role", "main") {
 				mains++
@@ -235,9 +242,11 @@ func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node,
 				if f.text > 0 {
 					adj *= 1 - float64(f.link)/float64(f.text)
 				}
-				if adj > best {
-					best, anchor = adj, f.n
-					anchorLD = ld(f)
+				switch {
+				case f.chrome && adj > bestChrome:
+					bestChrome, chromeAnchor, chromeLD = adj, f.n, ld(f)
+				case !f.chrome && adj > best:
+					best, anchor, anchorLD = adj, f.n, ld(f)
 				}
 			}
 			return false
@@ -246,6 +255,10 @@ func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node,
 	r := w.run(root)
 	if mains != 1 {
 		main = nil
+	}
+	if anchor == nil {
+		// Text only in the chrome (a page that is all footer, say).
+		anchor, anchorLD = chromeAnchor, chromeLD
 	}
 	if anchor != nil {
 		lds[anchor] = anchorLD
@@ -500,4 +513,22 @@ func isSkipLink(n *html.Node) bool {
 	t := strings.ToLower(strings.Join(strings.Fields(textOf(n)), " "))
 	return len(t) < 40 && (strings.HasPrefix(t, "skip to") || strings.HasPrefix(t, "skip navigation") ||
 		strings.HasPrefix(t, "jump to main") || strings.HasPrefix(t, "jump to content") || strings.HasPrefix(t, "skip main"))
+}
+
+// isChrome reports page chrome (footer, navigation, dialog by tag or role):
+// a text block inside it is not taken as the anchor while there is a
+// candidate elsewhere (a privacy policy in a footer modal is long prose, but
+// not the page's content, and as the anchor it would protect the footer).
+func isChrome(n *html.Node) bool {
+	switch n.DataAtom {
+	case atom.Footer, atom.Nav, atom.Dialog:
+		return true
+	}
+	if role, ok := getAttr(n, "role"); ok {
+		switch strings.ToLower(strings.TrimSpace(role)) {
+		case "contentinfo", "navigation", "dialog", "alertdialog":
+			return true
+		}
+	}
+	return false
 }
