@@ -303,3 +303,35 @@ func TestFindMoney(t *testing.T) {
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// FuzzExtract: any page parses without a panic, and a product found has
+// variants (never nil) each with a non-negative price.
+func FuzzExtract(f *testing.F) {
+	for _, name := range []string{"shopify", "woocommerce", "magento", "microdata", "visible", "rdfa", "legacy-offers", "og-only"} {
+		b, err := os.ReadFile("testdata/" + name + ".html")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(b))
+	}
+	f.Add(`<script type="application/ld+json">{"@type":"Product","offers":{"@id":"#o"},"@graph":[{"@id":"#o","offers":{"@id":"#o"}}]}</script>`)
+	u, _ := url.Parse("https://x.example/p")
+	f.Fuzz(func(t *testing.T, page string) {
+		doc, err := html.Parse(strings.NewReader(page))
+		if err != nil {
+			return
+		}
+		p := Extract(doc, u)
+		if p == nil {
+			return
+		}
+		if p.Variants == nil {
+			t.Fatal("nil variants")
+		}
+		for _, v := range p.Variants {
+			if v.Price != nil && (v.Price.Amount < 0 || v.Price.Amount != v.Price.Amount) {
+				t.Fatalf("bad price %+v", v.Price)
+			}
+		}
+	})
+}

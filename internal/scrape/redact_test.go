@@ -87,3 +87,42 @@ func TestParseFileRedactPII(t *testing.T) {
 		t.Errorf("credits = %d", doc.Metadata.CreditsUsed)
 	}
 }
+
+// TestRedactPIIPDF: PDF pages and blocks are redacted like the markdown,
+// block spans are dropped, and each extra page adds the surcharge again.
+func TestRedactPIIPDF(t *testing.T) {
+	t.Parallel()
+	pdf := makePDF("Mail anna@example.org today.", "Nothing personal here.", "Call +44 20 7946 0958 now.")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/pdf")
+		w.Write(pdf)
+	}))
+	t.Cleanup(srv.Close)
+	e := newEngine(t, true)
+	o := defaults(srv.URL+"/doc", FormatMarkdown)
+	o.Parsers = []Parser{{Type: "pdf", Mode: "fast", Pages: true, Blocks: true}}
+	o.RedactPII = &RedactPII{Mode: "accurate", ReplaceStyle: "tag", Entities: []string{"EMAIL", "PHONE"}}
+	doc, err := e.Scrape(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := *doc.Markdown
+	for _, p := range doc.Pages {
+		all += "\n" + p.Markdown
+	}
+	for _, pb := range doc.Blocks {
+		for _, it := range pb.Items {
+			all += "\n" + it.Content
+			if it.MarkdownSpan != nil {
+				t.Errorf("block %s keeps a span into the unredacted text", it.ID)
+			}
+		}
+	}
+	if strings.Contains(all, "anna@") || strings.Contains(all, "7946") || strings.Count(all, "<EMAIL>") != 3 {
+		t.Errorf("not redacted everywhere:\n%s", all)
+	}
+	// 3 pages: 3 credits, plus 4 for redactPII and 4 per extra page.
+	if doc.Metadata.CreditsUsed != 3+4*3 {
+		t.Errorf("credits = %d, want 15", doc.Metadata.CreditsUsed)
+	}
+}
