@@ -5,6 +5,9 @@
 //
 //	cd cmd/evalextract/refs && go run . -corpus ../../../../shared/corpus/wcxb-dev
 //
+// It builds against the server's code in this checkout (a replace
+// directive); when the root go.mod gains a dependency, run go mod tidy here.
+//
 // Every system gets the same page, decoded to UTF-8 by the server's charset
 // rules, and its plain text is scored by the same metric.
 package main
