@@ -644,7 +644,7 @@ window.name = 'seen';
 		t.Fatalf("first render saw %s", want)
 	}
 	got, id := render(Request{URL: s.URL + "/", Mobile: true, Timezone: "Asia/Tokyo", Languages: []string{"de-DE"},
-		BlockAds: true, SkipTLSVerify: true, Headers: map[string]string{"X-Caller": "one"}})
+		BlockAds: true, Headers: map[string]string{"X-Caller": "one"}})
 	if got == want || id != first {
 		t.Errorf("emulated render saw %s in tab %s (first tab %s)", got, id, first)
 	}

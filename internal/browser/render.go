@@ -149,7 +149,10 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	}
 	// Close the tab after returning: the caller does not wait for it.
 	defer func() {
-		ok := err == nil
+		// A context where certificate errors were ignored may keep a
+		// connection to the host that a later render would reuse without
+		// checking: it serves no other render.
+		ok := err == nil && !req.SkipTLSVerify
 		p.closing.Go(func() { p.releaseTab(context.WithoutCancel(ctx), inst, sl, tb, ok) })
 	}()
 	t, tr := tb.t, tb.tr

@@ -129,8 +129,8 @@ func proxyRefusal(rawURL string, tr *tracker) error {
 }
 
 // carriesState reports whether a render brings or takes browser state (a
-// profile, cookies in its headers): it gets a browser context of its own,
-// not the one its team's other renders share.
+// profile, cookies in its headers, certificate errors ignored): it gets a
+// browser context of its own, not the one its team's other renders share.
 func carriesState(req Request) bool {
-	return req.State != nil || req.SaveState || len(headerCookies(req)) > 0
+	return req.State != nil || req.SaveState || req.SkipTLSVerify || len(headerCookies(req)) > 0
 }
