@@ -94,16 +94,9 @@ func (s *Server) handleV1Scrape(w http.ResponseWriter, r *http.Request) error {
 // and sitemapOnly become sitemap skip and only, and the links (v2 objects
 // with url, title, description) are returned as v1's URL strings.
 func (s *Server) handleV1Map(w http.ResponseWriter, r *http.Request) error {
-	raw, err := readV1Body(r)
+	m, err := readV1Object(r)
 	if err != nil {
 		return err
-	}
-	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
-		return apiErr
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return errInvalidJSON(err)
 	}
 	if _, has := m["sitemap"]; !has {
 		switch {
@@ -113,8 +106,7 @@ func (s *Server) handleV1Map(w http.ResponseWriter, r *http.Request) error {
 			m["sitemap"] = json.RawMessage(`"skip"`)
 		}
 	}
-	// v1-only switches with no v2 counterpart; filterByPath (keep URLs
-	// under the start path) is v2's behaviour anyway.
+	// v1-only switches with no v2 counterpart, dropped.
 	for _, k := range []string{"ignoreSitemap", "sitemapOnly", "useMock", "filterByPath"} {
 		delete(m, k)
 	}
@@ -131,16 +123,9 @@ func (s *Server) handleV1Map(w http.ResponseWriter, r *http.Request) error {
 // counted path segments), scrapeOptions are rewritten as a v1 scrape's are,
 // and the answer's url points at /v1/crawl/{id}.
 func (s *Server) handleV1Crawl(w http.ResponseWriter, r *http.Request) error {
-	raw, err := readV1Body(r)
+	m, err := readV1Object(r)
 	if err != nil {
 		return err
-	}
-	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
-		return apiErr
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return errInvalidJSON(err)
 	}
 	rename := func(from, to string) {
 		if v, ok := m[from]; ok {
@@ -201,16 +186,9 @@ func (s *Server) handleV1BatchScrape(w http.ResponseWriter, r *http.Request) err
 // (the same body but for scrapeOptions, rewritten as a v1 scrape's); its
 // status, GET /v1/extract/{id}, has the v1 shape already.
 func (s *Server) handleV1Extract(w http.ResponseWriter, r *http.Request) error {
-	raw, err := readV1Body(r)
+	m, err := readV1Object(r)
 	if err != nil {
 		return err
-	}
-	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
-		return apiErr
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return errInvalidJSON(err)
 	}
 	if err := v1ScrapeOptions(m); err != nil {
 		return err
@@ -261,16 +239,9 @@ const v1SearchLimit = `5`
 // web results come back as v1's flat data array, scrapeOptions are
 // rewritten as a v1 scrape's, and the limit defaults to v1's 5.
 func (s *Server) handleV1Search(w http.ResponseWriter, r *http.Request) error {
-	raw, err := readV1Body(r)
+	m, err := readV1Object(r)
 	if err != nil {
 		return err
-	}
-	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
-		return apiErr
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return errInvalidJSON(err)
 	}
 	if _, ok := m["limit"]; !ok {
 		m["limit"] = json.RawMessage(v1SearchLimit)
@@ -332,6 +303,23 @@ func v1MapLinks(out []byte) []byte {
 		return out
 	}
 	return append(b, '\n')
+}
+
+// readV1Object reads a /v1 request body that must be one JSON object, with
+// /v2's answers otherwise, into its members.
+func readV1Object(r *http.Request) (map[string]json.RawMessage, error) {
+	raw, err := readV1Body(r)
+	if err != nil {
+		return nil, err
+	}
+	if _, apiErr := readJSONObject(bytes.NewReader(raw)); apiErr != nil {
+		return nil, apiErr
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, errInvalidJSON(err)
+	}
+	return m, nil
 }
 
 // readV1Body reads a /v1 request body, with /v2's answers to a body over
