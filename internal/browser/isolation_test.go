@@ -416,3 +416,22 @@ func TestMediaSkippedWithoutScreenshot(t *testing.T) {
 		t.Errorf("with a screenshot the image was requested %d times", s.hit("/pic.png"))
 	}
 }
+
+// TestWaitForFromNavigation: waitFor counts from the navigation, the smart
+// wait included, and still catches content a long timer (one the smart
+// wait does not follow) adds before it ends.
+func TestWaitForFromNavigation(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body><p id="t">early</p><script>
+setTimeout(() => { document.getElementById('t').textContent = 'late text'; }, 3200);</script></body></html>`}, nil)
+	ctx := testCtx(t, 30*time.Second)
+	res, err := p.Render(ctx, Request{URL: s.URL + "/"})
+	if err != nil || !strings.Contains(res.HTML, "early") {
+		t.Fatalf("without waitFor: %v", err)
+	}
+	res, err = p.Render(ctx, Request{URL: s.URL + "/", WaitFor: 3600 * time.Millisecond})
+	if err != nil || !strings.Contains(res.HTML, "late text") {
+		t.Fatalf("with waitFor: %v %q", err, between(res.HTML, `<p id="t">`, "</p>"))
+	}
+}

@@ -57,7 +57,8 @@ type Request struct {
 	// BlockAds blocks requests to the ad/tracker list and hides common
 	// cookie-consent banners.
 	BlockAds bool
-	// WaitFor is waited after the smart wait.
+	// WaitFor is the least time waited after the navigation, the smart
+	// wait included.
 	WaitFor    time.Duration
 	Actions    []actions.Action
 	Screenshot *Screenshot
@@ -203,6 +204,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	tr.mu.Lock()
 	tr.loaderID = nav.LoaderID
 	tr.mu.Unlock()
+	navigated := time.Now()
 
 	remaining := func() time.Duration { return time.Until(dl) }
 	if err := settle(runCtx, t, tr, min(smartWaitMax, remaining()/2), false); err != nil {
@@ -218,8 +220,10 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 			return nil, fail("load profile", err)
 		}
 	}
-	if req.WaitFor > 0 {
-		if err := sleep(runCtx, req.WaitFor); err != nil {
+	// waitFor counts from the navigation: the smart wait's time is part
+	// of it, so a page that settled early waits only what is left.
+	if wait := req.WaitFor - time.Since(navigated); req.WaitFor > 0 && wait > 0 {
+		if err := sleep(runCtx, wait); err != nil {
 			return nil, fail("waitFor", err)
 		}
 	}
