@@ -98,9 +98,10 @@ func (p *Pool) newSlot(ctx context.Context, inst *instance, team string, exclusi
 	b := chromedp.FromContext(inst.ctx).Browser
 	// A remote Chrome disposes of the context if our connection drops.
 	params := target.CreateBrowserContextParams{DisposeOnDetach: new(true)}
-	if p.proxyURL != "" {
-		// The context reaches the network only through the guarded proxy;
-		// loopback is not exempt.
+	if p.proxyURL != "" && p.opts.RemoteURL != "" {
+		// A remote Chrome reaches the network only through the guarded
+		// proxy, set on each context (a local one has it as its
+		// --proxy-server); loopback is not exempt.
 		params.ProxyServer, params.ProxyBypassList = p.proxyURL, "<-loopback>"
 	}
 	bc, err := cdp.Call(octx, b, target.CreateBrowserContext, params)
