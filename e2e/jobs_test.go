@@ -306,9 +306,9 @@ func TestJavaScriptSDKJobs(t *testing.T) {
 		if !readOut(t, out, "batch", &batch) {
 			return
 		}
-		ds := hooks.wait("/batch", "batch_scrape.completed", 10*time.Second)
+		hooks.wait("/batch", "batch_scrape.completed", 10*time.Second)
 		time.Sleep(200 * time.Millisecond) // nothing else should follow
-		ds = hooks.wait("/batch", "batch_scrape.completed", 0)
+		ds := hooks.wait("/batch", "batch_scrape.completed", 0)
 		checkSignatures(t, secret, ds)
 		if len(ds) != 1 {
 			types := make([]any, len(ds))

@@ -453,14 +453,9 @@ func treePSS(roots []int) (kb int64, procs int, detail []string) {
 	return kb, procs, detail
 }
 
-// treeCPU sums the CPU time (user and system) of the given processes and
-// all their descendants, with that of the descendants they reaped.
-func treeCPU(roots []int) time.Duration {
-	d, _ := treeCPUByKind(roots)
-	return d
-}
-
-// treeCPUByKind is treeCPU with the share of each kind of process.
+// treeCPUByKind sums the CPU time (user and system) of the given
+// processes and all their descendants, with that of the descendants they
+// reaped, in all and by kind of process.
 func treeCPUByKind(roots []int) (time.Duration, map[string]time.Duration) {
 	byKind := map[string]time.Duration{}
 	children := map[int][]int{}

@@ -403,8 +403,7 @@ func TestRenderGuardBlocksPrivateTargets(t *testing.T) {
 	t.Parallel()
 	path := testenv.ChromePath(t)
 	private := newSite(t, map[string]string{"/": `<html><body>private</body></html>`, "/x.png": ""}, nil)
-	var public *site
-	public = newSite(t, nil, map[string]http.HandlerFunc{
+	public := newSite(t, nil, map[string]http.HandlerFunc{
 		"/": func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `<html><body><p>public page</p><img src="%[1]s/x.png">
 <script>fetch(%[2]q).catch(() => {});</script></body></html>`, private.URL, strings.Replace(private.URL, "127.0.0.1", "localhost", 1)+"/api")

@@ -309,7 +309,7 @@ func (p *Pool) setup(ctx context.Context, inst *instance, slotID cdp.BrowserCont
 		if err != nil {
 			return env, err
 		}
-		tb.onReset(page.CommandRemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams{Identifier: res.Identifier})
+		tb.onReset(page.CommandRemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams(res))
 	}
 	if _, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 		Width: int64(env.Viewport.Width), Height: int64(env.Viewport.Height), DeviceScaleFactor: 1, Mobile: req.Mobile,

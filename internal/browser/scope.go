@@ -64,9 +64,6 @@ func newScope(req Request) *scope {
 	return sc
 }
 
-// active reports whether any request needs headers added.
-func (sc *scope) active() bool { return len(sc.headers) > 0 }
-
 // headersFor returns the headers a paused request is continued with: its
 // own plus the custom ones when it goes to the target's host; nil (keep its
 // own) otherwise.

@@ -147,13 +147,6 @@ func (ss *slots) drain() []*slot {
 	return out
 }
 
-// count returns the slots that exist.
-func (ss *slots) count() int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return len(ss.all)
-}
-
 // remove forgets s; ss.mu is held.
 func (ss *slots) remove(s *slot) {
 	if i := slices.Index(ss.all, s); i >= 0 {

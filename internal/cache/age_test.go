@@ -98,7 +98,7 @@ func TestKey(t *testing.T) {
 	if len(a) != 64 || a == b {
 		t.Errorf("Key = %q, %q; want distinct 64-character keys", a, b)
 	}
-	if Key("x") != Key("x") {
+	if x := "x"; Key(x) != Key("x") {
 		t.Error("Key is not deterministic")
 	}
 }

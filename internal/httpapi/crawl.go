@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -63,22 +62,6 @@ func isCrawlRequestKey(k string) bool {
 		return true
 	}
 	return false
-}
-
-// decodeCrawlRequest reads and validates a POST /v2/crawl body. A pattern
-// that does not compile answers 400 with the compiler's message, as the
-// reference does.
-func decodeCrawlRequest(r io.Reader) (crawlRequest, error) {
-	fields, apiErr := readJSONObject(r)
-	if apiErr != nil {
-		return crawlRequest{}, apiErr
-	}
-	var v validator
-	req := v.crawlRequest(fields)
-	if err := v.err(); err != nil {
-		return crawlRequest{}, err
-	}
-	return req, nil
 }
 
 func (v *validator) crawlRequest(m jsonObject) crawlRequest {

@@ -443,7 +443,9 @@ const unknownJobID = "01a20000-0000-7000-8000-000000000000"
 func TestCrawlRequestValidation(t *testing.T) {
 	_, target := serveSite(t, testsite.Options{Pages: 30})
 	f := newJobsFixture(t, "sqlite", fxOptions{})
+	//lint:ignore SA1000 invalid on purpose: the test wants the compiler's message
 	_, regexErr := regexp.Compile("(")
+	//lint:ignore SA1000 invalid on purpose
 	_, bracketErr := regexp.Compile("[a-")
 	ok := func(extra string) string {
 		return `{"url":"` + target + `/","sitemap":"skip","limit":1` + extra + `}`

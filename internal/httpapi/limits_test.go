@@ -203,6 +203,9 @@ func TestUnlimitedTeamReports(t *testing.T) {
 		t.Errorf("%d %v", rec.Code, got)
 	}
 	rec, got = do(t, b.srv, http.MethodGet, "/v2/concurrency-check", b.key, "")
+	if rec.Code != 200 {
+		t.Errorf("concurrency-check: %d", rec.Code)
+	}
 	if got["maxConcurrency"] != float64(7) {
 		t.Errorf("default concurrency: %v", got)
 	}

@@ -217,7 +217,3 @@ func TestDialRefusesBeforeConnecting(t *testing.T) {
 	c.Close()
 	<-accepted
 }
-
-func itoa(n int) string {
-	return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(n)).String()[len("0.0.0.0:"):]
-}

@@ -50,9 +50,7 @@ func NewSearXNG(o SearXNGOptions) (*SearXNG, error) {
 	u.RawQuery, u.Fragment = "", ""
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
-	if strings.HasSuffix(u.Path, "/search") {
-		u.Path = strings.TrimSuffix(u.Path, "/search")
-	}
+	u.Path = strings.TrimSuffix(u.Path, "/search")
 	if o.Timeout <= 0 {
 		o.Timeout = 15 * time.Second
 	}

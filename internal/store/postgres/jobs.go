@@ -26,9 +26,6 @@ const jobColumns = `id, team_id, api_key_id, kind, status, url, options, url_lim
 	zero_data_retention, idempotency_key, created_at, expires_at, completed_at, error,
 	url_count, done_count + failed_count, done_count, credits_used`
 
-// lockJob locks the job row until the end of the transaction.
-const lockJob = `SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`
-
 // lockJobAsync locks the job row and commits the transaction without
 // waiting for its WAL flush. This is safe for the claims and finishes of
 // pages because the queue lives in the same database: the page job's
