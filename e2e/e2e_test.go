@@ -213,6 +213,9 @@ func TestJavaScriptSDK(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
+		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
+		}
 		t.Skip("node not found")
 	}
 	site := targetSite(t)

@@ -23,6 +23,9 @@ func TestIntelSDK(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
+		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
+		}
 		t.Skip("node not found")
 	}
 	shop, err := os.ReadFile("../internal/product/testdata/shopify.html")

@@ -123,6 +123,9 @@ func TestJavaScriptSDKJobs(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
+		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
+		}
 		t.Skip("node not found")
 	}
 	site := testsite.New(testsite.Options{Pages: 60})

@@ -48,6 +48,9 @@ func TestJavaScriptSDKLanguageModel(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
+		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
+		}
 		t.Skip("node not found")
 	}
 	site := targetSite(t)

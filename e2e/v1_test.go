@@ -22,6 +22,9 @@ func TestJavaScriptSDKv1(t *testing.T) {
 		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
 			t.Fatal("node not found")
 		}
+		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
+		}
 		t.Skip("node not found")
 	}
 	site := targetSite(t)
