@@ -404,60 +404,15 @@ document.getElementById("app").innerHTML = "<article><h1>Client-rendered</h1>" +
 	return "http://" + ln.Addr().String() + "/", func() { srv.Close() }, nil
 }
 
-// treePSS sums the PSS of the given processes and all their descendants;
-// detail lists each process's PSS and kind.
-func treePSS(roots []int) (kb int64, procs int, detail []string) {
-	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// ppid is the 4th field, after the parenthesised command.
-		i := bytes.LastIndexByte(st, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(st[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], pid)
-	}
-	seen := map[int]bool{}
-	var walk func(int)
-	walk = func(pid int) {
-		if seen[pid] {
-			return
-		}
-		seen[pid] = true
-		p := pss(pid)
-		kb += p
-		procs++
-		detail = append(detail, fmt.Sprintf("%6d MiB  %s", p/1024, kind(pid)))
-		for _, c := range children[pid] {
-			walk(c)
-		}
-	}
-	for _, r := range roots {
-		walk(r)
-	}
-	slices.Sort(detail)
-	slices.Reverse(detail)
-	return kb, procs, detail
+// proc is one process of a tree: its pid and the fields of its
+// /proc/PID/stat after the command name (ppid is f[1]).
+type proc struct {
+	pid int
+	f   []string
 }
 
-// treeCPUByKind sums the CPU time (user and system) of the given
-// processes and all their descendants, with that of the descendants they
-// reaped, in all and by kind of process.
-func treeCPUByKind(roots []int) (time.Duration, map[string]time.Duration) {
-	byKind := map[string]time.Duration{}
+// processTree returns the given processes and all their descendants.
+func processTree(roots []int) []proc {
 	children := map[int][]int{}
 	stats := map[int][]string{}
 	ents, _ := os.ReadDir("/proc")
@@ -470,6 +425,7 @@ func treeCPUByKind(roots []int) (time.Duration, map[string]time.Duration) {
 		if err != nil {
 			continue
 		}
+		// The fields after the parenthesised command; ppid is the 2nd.
 		i := bytes.LastIndexByte(st, ')')
 		if i < 0 {
 			continue
@@ -482,7 +438,7 @@ func treeCPUByKind(roots []int) (time.Duration, map[string]time.Duration) {
 		children[ppid] = append(children[ppid], pid)
 		stats[pid] = f
 	}
-	var ticks int64
+	var out []proc
 	seen := map[int]bool{}
 	var walk func(int)
 	walk = func(pid int) {
@@ -491,14 +447,7 @@ func treeCPUByKind(roots []int) (time.Duration, map[string]time.Duration) {
 		}
 		seen[pid] = true
 		if f := stats[pid]; f != nil {
-			// utime, stime, cutime, cstime are fields 14-17 of stat.
-			var own int64
-			for _, k := range []int{11, 12, 13, 14} {
-				n, _ := strconv.ParseInt(f[k], 10, 64)
-				own += n
-			}
-			ticks += own
-			byKind[kind(pid)] += time.Duration(own) * time.Second / 100
+			out = append(out, proc{pid: pid, f: f})
 		}
 		for _, c := range children[pid] {
 			walk(c)
@@ -506,6 +455,39 @@ func treeCPUByKind(roots []int) (time.Duration, map[string]time.Duration) {
 	}
 	for _, r := range roots {
 		walk(r)
+	}
+	return out
+}
+
+// treePSS sums the PSS of the given processes and all their descendants;
+// detail lists each process's PSS and kind.
+func treePSS(roots []int) (kb int64, procs int, detail []string) {
+	for _, p := range processTree(roots) {
+		n := pss(p.pid)
+		kb += n
+		procs++
+		detail = append(detail, fmt.Sprintf("%6d MiB  %s", n/1024, kind(p.pid)))
+	}
+	slices.Sort(detail)
+	slices.Reverse(detail)
+	return kb, procs, detail
+}
+
+// treeCPUByKind sums the CPU time (user and system) of the given
+// processes and all their descendants, with that of the descendants they
+// reaped, in all and by kind of process.
+func treeCPUByKind(roots []int) (time.Duration, map[string]time.Duration) {
+	byKind := map[string]time.Duration{}
+	var ticks int64
+	for _, p := range processTree(roots) {
+		// utime, stime, cutime, cstime are fields 14-17 of stat.
+		var own int64
+		for _, k := range []int{11, 12, 13, 14} {
+			n, _ := strconv.ParseInt(p.f[k], 10, 64)
+			own += n
+		}
+		ticks += own
+		byKind[kind(p.pid)] += time.Duration(own) * time.Second / 100
 	}
 	return time.Duration(ticks) * time.Second / 100, byKind // USER_HZ is 100 on Linux
 }
