@@ -203,21 +203,30 @@ func TestScrapeOverHTTP(t *testing.T) {
 	}
 }
 
-// TestJavaScriptSDK runs the official SDK's scrape() against the server.
-func TestJavaScriptSDK(t *testing.T) {
-	if _, err := os.Stat("sdk/node_modules/@mendable/firecrawl-js"); err != nil {
+// sdkNode returns the node binary for a test of an npm package installed
+// under sdk/node_modules (pkg); a missing package or node skips the test,
+// or fails it under REQUIRE_INTEGRATION=1.
+func sdkNode(t *testing.T, pkg string) string {
+	t.Helper()
+	missing := func(msg string) {
 		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("the SDK is not installed: run (cd e2e/sdk && npm install)")
+			t.Fatal(msg + " (REQUIRE_INTEGRATION=1, not skipping)")
 		}
-		t.Skip("the SDK is not installed: run (cd e2e/sdk && npm install)")
+		t.Skip(msg)
+	}
+	if _, err := os.Stat("sdk/node_modules/" + pkg); err != nil {
+		missing(pkg + " is not installed: run (cd e2e/sdk && npm install --engine-strict=false)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
-		}
-		t.Skip("node not found")
+		missing("node not found")
 	}
+	return node
+}
+
+// TestJavaScriptSDK runs the official SDK's scrape() against the server.
+func TestJavaScriptSDK(t *testing.T) {
+	node := sdkNode(t, "@mendable/firecrawl-js")
 	site := targetSite(t)
 	srv := startServer(t)
 

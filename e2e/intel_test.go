@@ -15,19 +15,7 @@ import (
 // TestIntelSDK runs intel.test.mjs (product, redactPII, changeTracking)
 // with the official SDK against the built server, which has no model.
 func TestIntelSDK(t *testing.T) {
-	if _, err := os.Stat("sdk/node_modules/@mendable/firecrawl-js"); err != nil {
-		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("the SDK is not installed: run (cd e2e/sdk && npm install)")
-		}
-		t.Skip("the SDK is not installed: run (cd e2e/sdk && npm install)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
-		}
-		t.Skip("node not found")
-	}
+	node := sdkNode(t, "@mendable/firecrawl-js")
 	shop, err := os.ReadFile("../internal/product/testdata/shopify.html")
 	if err != nil {
 		t.Fatal(err)

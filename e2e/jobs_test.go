@@ -115,19 +115,7 @@ func identities(s *testsite.Site, sp testsite.Spec, urls []string) []string {
 // against the built server, then checks what the SDK saw against the test
 // site's model, and the webhooks the server sent to a local receiver.
 func TestJavaScriptSDKJobs(t *testing.T) {
-	if _, err := os.Stat("sdk/node_modules/@mendable/firecrawl-js"); err != nil {
-		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("the SDK is not installed: run (cd e2e/sdk && npm install)")
-		}
-		t.Skip("the SDK is not installed: run (cd e2e/sdk && npm install)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
-		}
-		t.Skip("node not found")
-	}
+	node := sdkNode(t, "@mendable/firecrawl-js")
 	site := testsite.New(testsite.Options{Pages: 60})
 	siteSrv := httptest.NewServer(site)
 	t.Cleanup(siteSrv.Close)

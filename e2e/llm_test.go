@@ -40,19 +40,7 @@ func scriptedModel(w http.ResponseWriter, r llmtest.Request) {
 // built server, whose OPENAI_BASE_URL is a scripted endpoint on loopback,
 // then checks what the model was sent.
 func TestJavaScriptSDKLanguageModel(t *testing.T) {
-	if _, err := os.Stat("sdk/node_modules/zod"); err != nil {
-		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("the SDK is not installed: run (cd e2e/sdk && npm install)")
-		}
-		t.Skip("the SDK is not installed: run (cd e2e/sdk && npm install)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
-		}
-		t.Skip("node not found")
-	}
+	node := sdkNode(t, "zod")
 	site := targetSite(t)
 	model := llmtest.NewReplying(t, scriptedModel)
 	srv := startServer(t, "OPENAI_BASE_URL="+model.BaseURL, "MODEL_NAME=scripted", "OPENAI_API_KEY=sk-e2e")

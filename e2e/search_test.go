@@ -17,19 +17,7 @@ import (
 // answering with pages of a local site; the test also checks what the
 // server asked the engine.
 func TestJavaScriptSDKSearch(t *testing.T) {
-	if _, err := os.Stat("sdk/node_modules/@mendable/firecrawl-js"); err != nil {
-		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("the SDK is not installed: run (cd e2e/sdk && npm install)")
-		}
-		t.Skip("the SDK is not installed: run (cd e2e/sdk && npm install)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("node not found (REQUIRE_INTEGRATION=1, not skipping)")
-		}
-		t.Skip("node not found")
-	}
+	node := sdkNode(t, "@mendable/firecrawl-js")
 	site := targetSite(t)
 	pageURL, missingURL, downURL := site.URL+"/article", site.URL+"/missing", "http://127.0.0.1:1/down"
 	engine := searxngtest.New(t, func(q url.Values) searxngtest.Answer {
