@@ -2,10 +2,10 @@ package e2e
 
 import (
 	"bytes"
-	"compress/zlib"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -15,52 +15,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/firegate/firegate/internal/pdfparse/pdftest"
 )
-
-// pdfWithContent writes a one-page PDF whose page content stream is content,
-// FlateDecode-compressed by fill (which writes the uncompressed bytes).
-func pdfWithContent(fill func(w *zlib.Writer)) []byte {
-	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
-	fill(zw)
-	_ = zw.Close()
-	var b bytes.Buffer
-	var offs []int
-	obj := func(body string) {
-		offs = append(offs, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offs), body)
-	}
-	b.WriteString("%PDF-1.4\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 4 0 R >> >> >>")
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	obj(fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()))
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offs)+1, xref)
-	return b.Bytes()
-}
-
-// bombPDF is a small PDF (about 260 KB) whose one content stream inflates
-// to a single 256 MiB string shown with Tj.
-func bombPDF() []byte {
-	return pdfWithContent(func(w *zlib.Writer) {
-		_, _ = w.Write([]byte("BT /F1 12 Tf 72 720 Td ("))
-		chunk := bytes.Repeat([]byte("A"), 1<<20)
-		for range 256 {
-			_, _ = w.Write(chunk)
-		}
-		_, _ = w.Write([]byte(") Tj ET\n"))
-	})
-}
 
 // textPDF is a one-page PDF showing the lines.
 func textPDF(lines ...string) []byte {
-	return pdfWithContent(func(w *zlib.Writer) {
+	return pdftest.FlateDoc(func(w io.Writer) {
 		for i, l := range lines {
 			fmt.Fprintf(w, "BT /F1 12 Tf 72 %d Td (%s) Tj ET\n", 720-i*16, l)
 		}
@@ -107,7 +68,7 @@ func summary(out map[string]any) string {
 // to /v2/parse and to /v2/scrape: both answer a clear 422 within the
 // timeout, and the server's peak RSS stays under 300 MB.
 func TestPDFBomb(t *testing.T) {
-	bomb := bombPDF()
+	bomb := pdftest.Bomb(256)
 	t.Logf("bomb PDF: %d KB", len(bomb)>>10)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/bomb.pdf", func(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/firegate/firegate/internal/pdfparse/pdftest"
 )
 
 // BenchmarkParse compares fast mode with poppler's pdftotext on the same
@@ -40,7 +42,7 @@ func BenchmarkParse(b *testing.B) {
 	b.Run("bomb256", func(b *testing.B) {
 		// Issue 12's PDF bomb: refused, in time and memory that do not
 		// depend on the 256 MiB it inflates to.
-		bomb := bombDoc(256)
+		bomb := pdftest.Bomb(256)
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := Parse(b.Context(), bomb, Options{Mode: ModeFast}); !errors.Is(err, ErrTooLarge) {

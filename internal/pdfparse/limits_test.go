@@ -16,49 +16,9 @@ import (
 	"testing"
 
 	"github.com/firegate/firegate/internal/testenv"
+
+	"github.com/firegate/firegate/internal/pdfparse/pdftest"
 )
-
-// flateDoc is a one-page PDF whose content stream is what fill writes,
-// FlateDecode-compressed as it is written (a bomb never exists inflated in
-// the test).
-func flateDoc(fill func(w io.Writer)) []byte {
-	var z bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
-	fill(zw)
-	_ = zw.Close()
-	var b bytes.Buffer
-	var offs []int
-	obj := func(body string) {
-		offs = append(offs, b.Len())
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", len(offs), body)
-	}
-	b.WriteString("%PDF-1.4\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	obj("<< /Type /Pages /Kids [3 0 R] /Count 1 >>")
-	obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 5 0 R /Resources << /Font << /F1 4 0 R >> >> >>")
-	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	obj(fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.Bytes()))
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(offs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offs)+1, xref)
-	return b.Bytes()
-}
-
-// bombDoc is the PDF bomb of issue 12: about 260 KB whose content stream
-// inflates to one string of mib MiB shown with Tj.
-func bombDoc(mib int) []byte {
-	return flateDoc(func(w io.Writer) {
-		_, _ = io.WriteString(w, "BT /F1 12 Tf 72 720 Td (")
-		chunk := bytes.Repeat([]byte("A"), 1<<20)
-		for range mib {
-			_, _ = w.Write(chunk)
-		}
-		_, _ = io.WriteString(w, ") Tj ET\n")
-	})
-}
 
 // allocated runs f and returns the bytes it allocated on the heap.
 func allocated(f func()) uint64 {
@@ -70,7 +30,7 @@ func allocated(f func()) uint64 {
 }
 
 func TestBombRefused(t *testing.T) {
-	bomb := bombDoc(256)
+	bomb := pdftest.Bomb(256)
 	var err error
 	alloc := allocated(func() { _, err = Parse(t.Context(), bomb, Options{Mode: ModeFast}) })
 	if !errors.Is(err, ErrTooLarge) {
@@ -97,15 +57,15 @@ func TestLimits(t *testing.T) {
 		want string // in the error; "" for success
 	}{
 		{"defaults", long, Limits{}, ""},
-		{"token", bombDoc(2), Limits{MaxTokenBytes: 1 << 20}, "content stream string longer than 1048576 bytes"},
-		{"token fits", bombDoc(2), Limits{MaxTokenBytes: 4 << 20}, ""},
-		{"stream", bombDoc(2), Limits{MaxStreamBytes: 1 << 20}, "a stream inflates to more than 1048576 bytes"},
+		{"token", pdftest.Bomb(2), Limits{MaxTokenBytes: 1 << 20}, "content stream string longer than 1048576 bytes"},
+		{"token fits", pdftest.Bomb(2), Limits{MaxTokenBytes: 4 << 20}, ""},
+		{"stream", pdftest.Bomb(2), Limits{MaxStreamBytes: 1 << 20}, "a stream inflates to more than 1048576 bytes"},
 		{"document", long, Limits{MaxDocumentBytes: 20 << 10}, "its streams inflate to more than 20480 bytes"},
 		{"text", long, Limits{MaxTextBytes: 10 << 10}, "more than 10240 bytes of text"},
-		{"hex token", flateDoc(func(w io.Writer) {
+		{"hex token", pdftest.FlateDoc(func(w io.Writer) {
 			_, _ = io.WriteString(w, "BT /F1 12 Tf <"+strings.Repeat("41", 70<<10)+"> Tj ET")
 		}), Limits{MaxTokenBytes: 64 << 10}, "string longer than 65536 bytes"},
-		{"name token", flateDoc(func(w io.Writer) {
+		{"name token", pdftest.FlateDoc(func(w io.Writer) {
 			_, _ = io.WriteString(w, "/"+strings.Repeat("N", 70<<10)+" gs")
 		}), Limits{MaxTokenBytes: 64 << 10}, "name or keyword longer than 65536 bytes"},
 	}
@@ -247,7 +207,7 @@ func TestDeadlineInsideToken(t *testing.T) {
 	}
 
 	// Through Parse: no operator completes before the deadline is seen.
-	doc := bombDoc(64)
+	doc := pdftest.Bomb(64)
 	ctx2 := &expiringCtx{Context: context.Background()}
 	ctx2.n.Store(50)
 	_, err = Parse(ctx2, doc, Options{Mode: ModeFast, Limits: Limits{MaxTokenBytes: 1 << 30, MaxStreamBytes: 1 << 30}})
@@ -397,7 +357,7 @@ func TestPopplerFallback(t *testing.T) {
 func TestPopplerLimits(t *testing.T) {
 	t.Parallel()
 	requirePoppler(t)
-	bomb := bombDoc(256)
+	bomb := pdftest.Bomb(256)
 	tests := []struct {
 		name string
 		data []byte
