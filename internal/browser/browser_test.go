@@ -302,9 +302,16 @@ func TestRenderBlockAds(t *testing.T) {
 	ctx := testCtx(t, 30*time.Second)
 	banner := actions.Action{Type: actions.TypeExecuteJavascript, Script: `getComputedStyle(document.getElementById('onetrust-banner-sdk')).display`}
 
-	res, err := p.Render(ctx, Request{URL: s.URL + "/", BlockAds: true, Actions: []actions.Action{banner}})
+	res, err := p.Render(ctx, Request{URL: s.URL + "/", BlockAds: true, Actions: []actions.Action{banner, {Type: actions.TypeScrape}}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The hiding is not in the page's HTML: rawHtml and a scrape action's
+	// html hold no injected style (or script) of ours.
+	for name, h := range map[string]string{"HTML": res.HTML, "actions.scrapes[0].html": res.Actions.Scrapes[0].HTML} {
+		if strings.Contains(h, "<style") || strings.Contains(h, "CybotCookiebotDialog") || strings.Count(h, "<script") != 1 {
+			t.Errorf("%s carries injected markup: %s", name, h)
+		}
 	}
 	if n := s.hit("/ad.js") + s.hit("/pixel.gif"); n != 0 {
 		t.Errorf("ad host requested %d times with blockAds", n)

@@ -73,12 +73,13 @@ const instrumentScript = `(() => {
 // mutation, readyState]. Without it (error pages) the DOM counts as quiet.
 const idleExpr = `(() => { const f = window[Symbol.for('firegate.idle')]; return f ? f() : [0, 1e9, document.readyState]; })()`
 
-// hideBannersScript injects cookieBannerCSS into every document.
+// hideBannersScript adopts cookieBannerCSS as a constructed style sheet
+// in every document: it styles the page without being a node of it, so the
+// page's HTML (rawHtml, a scrape action's html) stays the page's own.
 func hideBannersScript() string {
 	css, _ := json.Marshal(cookieBannerCSS) // a string always marshals
-	return `(() => { const s = document.createElement('style'); s.textContent = ` + string(css) + `;
-  const add = () => (document.head || document.documentElement).appendChild(s);
-  if (document.documentElement) add(); else document.addEventListener('readystatechange', add, { once: true }); })();`
+	return `(() => { try { const s = new CSSStyleSheet(); s.replaceSync(` + string(css) + `);
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, s]; } catch (e) {} })();`
 }
 
 // tracker follows one tab's network activity from its events. Its methods

@@ -3,10 +3,12 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -69,6 +71,22 @@ func TestParseUpload(t *testing.T) {
 		t.Errorf("html: %d %v", code, got)
 	}
 
+	// An upload has no address: relative links and images stay relative.
+	code, got = post("rel.html", `<html><head><link rel="icon" href="/favicon.ico"></head><body><main><h1>Guide</h1><p>Read the <a href="/docs/start">start page</a>, the <a href="next.html#part">next part</a> and <a href="https://example.com/abs">the site</a>.</p><p><img src="img/figure.png" alt="Figure"></p></main></body></html>`, `{"formats":["markdown","html","links"]}`)
+	md := markdownOf(got)
+	for _, want := range []string{"](/docs/start)", "](next.html#part)", "](https://example.com/abs)", "](img/figure.png)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("relative links: %q not in %q", want, md)
+		}
+	}
+	if code != 200 || strings.Contains(fmt.Sprint(got), "file:") {
+		t.Errorf("relative links: %d %v", code, got)
+	}
+	if d, _ := got["data"].(map[string]any); fmt.Sprint(d["links"]) != "[https://example.com/abs]" {
+		t.Errorf("links of an upload: %v", d["links"])
+	}
+
+	internalPrefix := regexp.MustCompile(`\b(scrape|docconv|pdfparse|fetch|httpapi|htmlclean|markdown): `)
 	for _, tc := range []struct {
 		name, file, content, options string
 		status                       int
@@ -76,6 +94,7 @@ func TestParseUpload(t *testing.T) {
 	}{
 		{"missing file", "", "", `{}`, 400, "BAD_REQUEST"},
 		{"unsupported type", "deck.pptx", "PK\x03\x04junk", "", 400, "UNSUPPORTED_FILE_TYPE"},
+		{"corrupt docx", "report.docx", "PK\x03\x04junk", "", 500, "SCRAPE_UNSUPPORTED_FILE_ERROR"},
 		{"actions rejected", "a.txt", "x", `{"actions":[{"type":"wait","milliseconds":5}]}`, 400, "PARSE_UNSUPPORTED_OPTIONS"},
 		{"screenshot rejected", "a.txt", "x", `{"formats":["screenshot"]}`, 400, "PARSE_UNSUPPORTED_OPTIONS"},
 		{"stealth proxy rejected", "a.txt", "x", `{"proxy":"enhanced"}`, 400, "PARSE_UNSUPPORTED_OPTIONS"},
@@ -87,6 +106,9 @@ func TestParseUpload(t *testing.T) {
 		code, got := post(tc.file, tc.content, tc.options)
 		if code != tc.status || got["code"] != tc.code || got["success"] != false {
 			t.Errorf("%s: %d %v", tc.name, code, got)
+		}
+		if msg, _ := got["error"].(string); msg == "" || internalPrefix.MatchString(msg) {
+			t.Errorf("%s: message %q names an internal package", tc.name, msg)
 		}
 	}
 

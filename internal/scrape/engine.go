@@ -397,9 +397,11 @@ func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document, 
 	if detectJS && looksClientRendered(root) {
 		return errClientRendered
 	}
-	pageURL, err := url.Parse(resp.URL)
-	if err != nil {
-		return fmt.Errorf("%w: final url %q: %v", ErrSite, resp.URL, err)
+	var pageURL *url.URL // none for an upload: links stay relative
+	if resp.URL != "" {
+		if pageURL, err = url.Parse(resp.URL); err != nil {
+			return fmt.Errorf("%w: final url %q: %v", ErrSite, resp.URL, err)
+		}
 	}
 	var base *url.URL
 	if opts.HasFormat(FormatLinks) || opts.HasFormat(FormatImages) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/firegate/firegate/internal/docconv"
@@ -80,20 +79,26 @@ func (e *Engine) parseFile(ctx context.Context, opts *Options, f File) (*Documen
 			doc.RawHTML = &text
 		}
 	case docconv.KindUnsupported:
-		return nil, fmt.Errorf("%w: %s", ErrUnsupportedFileType, describe(f))
+		return nil, unsupportedType(f)
 	default:
 		h, err := docconv.ToHTML(ctx, f.Data, f.Name, f.ContentType)
 		if errors.Is(err, docconv.ErrUnsupportedType) {
-			return nil, fmt.Errorf("%w: %s", ErrUnsupportedFileType, describe(f))
+			return nil, unsupportedType(f)
 		}
 		if errors.Is(err, docconv.ErrTooLarge) {
 			return nil, &Failure{Kind: ErrFileTooLarge, Cause: err,
 				Msg: "The file expands beyond this server's limits (" + strings.TrimPrefix(err.Error(), docconv.ErrTooLarge.Error()+": ") + ") and was not converted."}
 		}
+		if errors.Is(err, docconv.ErrCorrupt) {
+			return nil, &Failure{Kind: ErrUnsupportedFile, Cause: err,
+				Msg: "The file is corrupt and could not be read (" + strings.TrimPrefix(err.Error(), docconv.ErrCorrupt.Error()+": ") + ")."}
+		}
 		if err != nil {
 			return nil, &Failure{Kind: ErrUnsupportedFile, Msg: "The file could not be read: " + rootCause(err), Cause: err}
 		}
-		resp := &fetch.Response{URL: "file:///" + url.PathEscape(f.Name), StatusCode: http.StatusOK,
+		// An upload has no address: no page URL, so relative links and
+		// images stay relative (a <base href> of the document still counts).
+		resp := &fetch.Response{StatusCode: http.StatusOK,
 			Header: http.Header{}, ContentType: "text/html", Body: []byte(h)}
 		if err := e.renderHTML(opts, resp, doc, false); err != nil {
 			return nil, err
@@ -106,6 +111,13 @@ func (e *Engine) parseFile(ctx context.Context, opts *Options, f File) (*Documen
 		redactDocument(opts.RedactPII, doc)
 	}
 	return doc, nil
+}
+
+// unsupportedType is the error for a file of a type parse cannot convert,
+// worded for the API user.
+func unsupportedType(f File) error {
+	return &Failure{Kind: ErrUnsupportedFileType,
+		Msg: "Unsupported file type: " + describe(f) + ". Upload a PDF, DOCX, HTML, CSV, markdown or plain-text file."}
 }
 
 func describe(f File) string {
