@@ -53,6 +53,9 @@ func TestContract(t *testing.T) {
 	storetest.RunJobs(t, func(t *testing.T) storetest.JobsUnderTest {
 		return openTest(t, url, newSchema(t, url))
 	})
+	storetest.RunAgent(t, func(t *testing.T) storetest.AgentUnderTest {
+		return openTest(t, url, newSchema(t, url))
+	})
 	storetest.RunWorkers(t, func(t *testing.T) store.WorkerStore {
 		return openTest(t, url, newSchema(t, url))
 	})

@@ -38,6 +38,9 @@ func TestContract(t *testing.T) {
 	storetest.RunJobs(t, func(t *testing.T) storetest.JobsUnderTest {
 		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
 	})
+	storetest.RunAgent(t, func(t *testing.T) storetest.AgentUnderTest {
+		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
+	})
 	storetest.RunWorkers(t, func(t *testing.T) store.WorkerStore {
 		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
 	})
