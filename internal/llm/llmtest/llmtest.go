@@ -16,6 +16,10 @@ import (
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls (assistant) and ToolCallID (tool) are set in tool
+	// conversations.
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 
 // Request is what the endpoint received.
@@ -23,6 +27,13 @@ type Request struct {
 	Model          string          `json:"model"`
 	Messages       []Message       `json:"messages"`
 	ResponseFormat json.RawMessage `json:"response_format"`
+	// Tools are the functions offered, as sent.
+	Tools []struct {
+		Function struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		} `json:"function"`
+	} `json:"tools"`
 	Auth           string          `json:"-"`
 }
 
