@@ -34,7 +34,7 @@ type Request struct {
 			Parameters json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
-	Auth           string          `json:"-"`
+	Auth string `json:"-"`
 }
 
 // System is the content of the first system message.
