@@ -1,0 +1,80 @@
+package agent_test
+
+import (
+	"database/sql"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/firegate/firegate/internal/agent"
+	"github.com/firegate/firegate/internal/llm/llmtest"
+	"github.com/firegate/firegate/internal/store"
+)
+
+// stageStep makes the run's queued step job running on attempt, started
+// by worker, as a process killed in the middle of the step leaves it.
+func stageStep(t *testing.T, st agentStore, run string, attempt int, worker string) {
+	t.Helper()
+	var n int64
+	switch db := st.(type) {
+	case interface{ Pool() *pgxpool.Pool }:
+		tag, err := db.Pool().Exec(t.Context(), `UPDATE river_job SET state = 'running', attempt = $2,
+			attempted_at = now(), attempted_by = ARRAY[$3] WHERE kind = 'agent_step' AND args->>'run' = $1`, run, attempt, worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = tag.RowsAffected()
+	case interface{ WriteDB() *sql.DB }:
+		res, err := db.WriteDB().ExecContext(t.Context(), `UPDATE river_job SET state = 'running', attempt = ?2,
+			attempted_at = datetime('now', 'subsec'), attempted_by = json_array(?3)
+			WHERE kind = 'agent_step' AND json_extract(args, '$.run') = ?1`, run, attempt, worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ = res.RowsAffected()
+	}
+	if n != 1 {
+		t.Fatalf("stage step of %s: %d jobs", run, n)
+	}
+}
+
+// TestWorkerDied: a run whose step was in the hands of a worker that died
+// resumes on another from its last recorded step and completes; a run
+// whose workers died on every attempt of a step but the last fails with a
+// clear message instead of staying processing.
+func TestWorkerDied(t *testing.T) {
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			const deadAfter = time.Second
+			h := newHarness(t, kind, func(w http.ResponseWriter, r llmtest.Request) {
+				llmtest.WriteToolCalls(w, nil, llmtest.Call("f", "finish", map[string]any{"data": "resumed"}))
+			}, harnessOptions{liveness: true, deadAfter: deadAfter, deferStart: true})
+			resumed := h.start(t, 100, agent.Options{Prompt: "survive"})
+			poison := h.start(t, 100, agent.Options{Prompt: "keeps killing workers"})
+			stageStep(t, h.st, resumed, 1, "dead")
+			stageStep(t, h.st, poison, 3, "dead") // the step's attempts are 4
+			if err := h.st.Heartbeat(t.Context(), "dead"); err != nil {
+				t.Fatal(err)
+			}
+			// The dead worker's heartbeat must age past deadAfter.
+			time.Sleep(deadAfter + 200*time.Millisecond)
+			if err := h.q.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			run := h.wait(t, resumed, 30*time.Second)
+			if run.Status != store.AgentCompleted || string(run.Data) != `"resumed"` {
+				t.Errorf("resumed run = %s %q %s", run.Status, run.Error, run.Data)
+			}
+			run = h.wait(t, poison, 30*time.Second)
+			if run.Status != store.AgentFailed || !strings.Contains(run.Error, "worker running this agent died") {
+				t.Errorf("poisoned run = %s %q", run.Status, run.Error)
+			}
+			if fin := last(h.events(t, poison), "run.finished"); fin["outcome"] != "failed" {
+				t.Errorf("poisoned run.finished = %v", fin)
+			}
+		})
+	}
+}
