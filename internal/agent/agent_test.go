@@ -146,15 +146,15 @@ func (h *hooks) of(typ string) map[string]any {
 }
 
 type harness struct {
-	st      agentStore
-	runner  *agent.Runner
-	q       *queue.Queue
-	team    store.Team
-	ledger  *charges
-	model   *llmtest.Server
-	searx   *searxngtest.Server
-	hooks   *hooks
-	site    *site
+	st     agentStore
+	runner *agent.Runner
+	q      *queue.Queue
+	team   store.Team
+	ledger *charges
+	model  *llmtest.Server
+	searx  *searxngtest.Server
+	hooks  *hooks
+	site   *site
 }
 
 type harnessOptions struct {
