@@ -29,16 +29,16 @@ func scriptedModel(w http.ResponseWriter, r llmtest.Request) {
 	case strings.Contains(string(r.ResponseFormat), `"keeper"`):
 		llmtest.Write(w, `{"keeper":"she","years":40}`, nil)
 	case strings.Contains(string(r.ResponseFormat), `"tags"`):
-		llmtest.Write(w, `{"tags":["sea","night"]}`, nil)
+		llmtest.Write(w, `{"tags":["sea","night"]}`, &llmtest.Usage{PromptTokens: 140, CompletionTokens: 10})
 	default:
 		llmtest.Write(w, `{"unexpected":true}`, nil)
 	}
 }
 
 // TestJavaScriptSDKLanguageModel runs the SDK's scrape (json from a zod and
-// a plain schema, summary, question, highlights) and extract against the
-// built server, whose OPENAI_BASE_URL is a scripted endpoint on loopback,
-// then checks what the model was sent.
+// a plain schema, summary, question, highlights), extract and token usage
+// against the built server, whose OPENAI_BASE_URL is a scripted endpoint on
+// loopback, then checks what the model was sent.
 func TestJavaScriptSDKLanguageModel(t *testing.T) {
 	node := sdkNode(t, "zod")
 	site := targetSite(t)
@@ -49,7 +49,8 @@ func TestJavaScriptSDKLanguageModel(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "llm.test.mjs")
 	cmd.Dir = "sdk"
-	cmd.Env = append(os.Environ(), "API_URL="+srv.url, "API_KEY="+testKey, "PAGE_URL="+site.URL+"/article")
+	limited := srv.cli(t, "keys", "create", "--team", "sdk-llm-limited", "--credits", "1000")
+	cmd.Env = append(os.Environ(), "API_URL="+srv.url, "API_KEY="+testKey, "LIMITED_KEY="+limited, "PAGE_URL="+site.URL+"/article")
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {

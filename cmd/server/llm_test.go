@@ -50,7 +50,7 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 				}
 			}
 			b, _ := json.Marshal(map[string]any{"widgets": []string{title}})
-			llmtest.Write(w, string(b), nil)
+			llmtest.Write(w, string(b), &llmtest.Usage{PromptTokens: 60, CompletionTokens: 15})
 			return
 		}
 		if strings.Contains(r.System(), "List the colours") {
@@ -58,7 +58,7 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 			if strings.Contains(r.LastUser(), "Blue Widget") {
 				colour = "blue"
 			}
-			llmtest.Write(w, `{"shop":"Widgets Inc","colours":["`+colour+`","green"]}`, nil)
+			llmtest.Write(w, `{"shop":"Widgets Inc","colours":["`+colour+`","green"]}`, &llmtest.Usage{PromptTokens: 140, CompletionTokens: 10})
 			return
 		}
 		llmtest.Write(w, `{"name":"Blue Widget","price":19.9,"currency":"EUR"}`, &llmtest.Usage{PromptTokens: 200, CompletionTokens: 15})
@@ -179,6 +179,7 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		Status      string              `json:"status"`
 		Data        map[string]any      `json:"data"`
 		Sources     map[string][]string `json:"sources"`
+		TokensUsed  int                 `json:"tokensUsed"`
 		CreditsUsed int                 `json:"creditsUsed"`
 		ExpiresAt   string              `json:"expiresAt"`
 	}
@@ -224,15 +225,16 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		!strings.Contains(colours, "red") || strings.Count(colours, "green") != 1 {
 		t.Errorf("extract status: %+v", st)
 	}
-	if len(st.Sources["colours"]) != 2 || st.CreditsUsed != 10 || st.ExpiresAt == "" {
-		t.Errorf("sources %v credits %d expiresAt %q", st.Sources, st.CreditsUsed, st.ExpiresAt)
+	// Billed by tokens: 150 a page (the endpoint's usage), 10 credits each.
+	if len(st.Sources["colours"]) != 2 || st.TokensUsed != 300 || st.CreditsUsed != 20 || st.ExpiresAt == "" {
+		t.Errorf("sources %v tokens %d credits %d expiresAt %q", st.Sources, st.TokensUsed, st.CreditsUsed, st.ExpiresAt)
 	}
 
 	// A glob: the pages under /shop found by map, /other left out.
 	st = extract("v2", `{"urls":["`+shop.URL+`/shop/*"],"prompt":"Name the widgets","showSources":true}`)
 	widgets := fmt.Sprint(st.Data["widgets"])
 	if st.Status != "completed" || !strings.Contains(widgets, "Shop") || !strings.Contains(widgets, "Red Widget") ||
-		!strings.Contains(widgets, "Blue Widget") || strings.Contains(widgets, "Other") || st.CreditsUsed != 15 {
+		!strings.Contains(widgets, "Blue Widget") || strings.Contains(widgets, "Other") || st.TokensUsed != 225 || st.CreditsUsed != 15 {
 		t.Errorf("glob extract: %+v", st)
 		for _, p := range []string{"/v2/batch/scrape/" + lastExtract, "/v2/batch/scrape/" + lastExtract + "/errors"} {
 			req, _ := http.NewRequest(http.MethodGet, base+p, nil)
@@ -278,6 +280,33 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		t.Errorf("invalid generated options: %d %v", status, body)
 	}
 
+	// The model calls are in the metrics: the json scrape's, the
+	// summary's (with its usage), the extracts' and the crawl prompts'.
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`firegate_llm_calls_total{outcome="success",purpose="json"} 6`,
+		`firegate_llm_calls_total{outcome="success",purpose="summary"} 1`,
+		`firegate_llm_tokens_total{kind="prompt",purpose="summary"} 80`,
+		`firegate_llm_tokens_total{kind="completion",purpose="summary"} 9`,
+		`firegate_llm_call_duration_seconds_count{purpose="options"} 3`,
+	} {
+		if !strings.Contains(string(metricsText), want) {
+			t.Errorf("GET /metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		for _, l := range strings.Split(string(metricsText), "\n") {
+			if strings.HasPrefix(l, "firegate_llm_") && !strings.Contains(l, "_bucket") {
+				t.Log(l)
+			}
+		}
+	}
+
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
@@ -286,9 +315,10 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 	if err := run(ctx, []string{"credits", "show", "--team", "acme"}, env(map[string]string{"DATA_DIR": dir}), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	// 60 - 5 (json) - 1 (markdown + summary) - 10 (extract: json on two
-	// pages) - 15 (glob extract: three pages); failed requests are free.
-	if got := strings.TrimSpace(out.String()); !strings.Contains(got, "29 of 60") {
+	// 60 - 5 (json) - 1 (markdown + summary) - 20 (extract: 150 tokens on
+	// each of two pages) - 15 (glob extract: 75 tokens on each of three
+	// pages); failed requests are free.
+	if got := strings.TrimSpace(out.String()); !strings.Contains(got, "19 of 60") {
 		t.Errorf("credits after: %q", got)
 	}
 }

@@ -167,7 +167,7 @@ func openRedisBacked(cfg Config, log *slog.Logger) (cache.Cache, limits.Limiter,
 
 // newLLM returns the language model client, or nil (no model formats)
 // when no endpoint is configured.
-func newLLM(cfg Config, log *slog.Logger) (*llm.Client, error) {
+func newLLM(cfg Config, obs llm.Observer, log *slog.Logger) (*llm.Client, error) {
 	if !cfg.LLMConfigured() {
 		log.Info("no language model configured: json, summary, question, highlights and onlyCleanContent answer 400 SCRAPE_LLM_NOT_CONFIGURED")
 		return nil, nil
@@ -177,7 +177,7 @@ func newLLM(cfg Config, log *slog.Logger) (*llm.Client, error) {
 		retries = -1 // llm.Options: 0 is the default, negative is none
 	}
 	c, err := llm.New(llm.Options{BaseURL: cfg.LLMBaseURL, APIKey: cfg.LLMAPIKey, Model: cfg.LLMModel,
-		StructuredOutput: cfg.LLMStructured, MaxConcurrency: cfg.LLMConcurrency, MaxRetries: retries, Log: log})
+		StructuredOutput: cfg.LLMStructured, MaxConcurrency: cfg.LLMConcurrency, MaxRetries: retries, Log: log, Observer: obs})
 	if err != nil {
 		return nil, fmt.Errorf("language model: %w", err)
 	}
@@ -325,7 +325,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	ledgerCtx, stopLedger := context.WithCancel(context.WithoutCancel(ctx))
 	go func() { ledger.Run(ledgerCtx, time.Second); close(ledgerDone) }()
 	defer func() { stopLedger(); <-ledgerDone }() // flushes usage before the store closes
-	model, err := newLLM(cfg, log)
+	var llmObs llm.Observer                       // a nil interface with METRICS=off
+	if obs.m != nil {
+		llmObs = obs.m
+	}
+	model, err := newLLM(cfg, llmObs, log)
 	if err != nil {
 		return err
 	}

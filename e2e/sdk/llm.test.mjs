@@ -53,7 +53,9 @@ test("extract over two URLs merges the pages' results", async () => {
   assert.equal(res.status, "completed");
   assert.deepEqual(res.data, { tags: ["sea", "night"] });
   assert.equal(res.sources.tags.length, 2);
-  assert.equal(res.creditsUsed, 10);
+  // Billed by tokens: 150 a page (the scripted endpoint's usage) / 15.
+  assert.equal(res.tokensUsed, 300);
+  assert.equal(res.creditsUsed, 20);
 });
 
 test("extract with a prompt and no schema", async () => {
@@ -70,4 +72,30 @@ test("an invalid schema is a clear error", async () => {
       return true;
     },
   );
+});
+
+test("token usage: an extract's tokens are what the team's token balance loses", async () => {
+  const fc = new Firecrawl({ apiKey: process.env.LIMITED_KEY, apiUrl: process.env.API_URL });
+  const before = await fc.getTokenUsage();
+  assert.equal(before.remainingTokens, 1000 * 15, JSON.stringify(before));
+  assert.equal(before.planTokens, 1000 * 15);
+  const res = await fc.extract({
+    urls: [page + "?copy=3"],
+    schema: { type: "object", properties: { tags: { type: "array", items: { type: "string" } } } },
+    pollInterval: 1,
+    timeout: 60,
+  });
+  assert.equal(res.status, "completed", JSON.stringify(res));
+  assert.equal(res.tokensUsed, 150);
+  assert.equal(res.creditsUsed, 10);
+  const after = await fc.getTokenUsage();
+  assert.equal(after.remainingTokens, (1000 - 10) * 15, JSON.stringify(after));
+  // The usage history is written by the ledger within a second or so.
+  let periods = [];
+  for (let i = 0; i < 50; i++) {
+    periods = (await fc.getTokenUsageHistorical()).periods;
+    if (periods.some((p) => p.tokensUsed === 150)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(periods.some((p) => p.tokensUsed === 150), JSON.stringify(periods));
 });

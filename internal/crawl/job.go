@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,8 @@ type JobOptions struct {
 	// Request echoes the crawler options as the API shows them in
 	// GET /v2/crawl/active.
 	Request json.RawMessage `json:"request,omitempty"`
+	// Extract, when set, makes a batch an extract (see ExtractOptions).
+	Extract *ExtractOptions `json:"extract,omitempty"`
 }
 
 // Scraper scrapes one page; *scrape.Engine implements it.
@@ -180,7 +183,7 @@ func (r *Runner) StartBatch(ctx context.Context, j store.Job, o JobOptions, urls
 	if err := r.create(ctx, &j, o); err != nil {
 		return err
 	}
-	r.notifyNow(ctx, j.ID, &o, webhook.KindBatchScrape.Started(j.ID))
+	r.notifyNow(ctx, j.ID, &o, webhookKind(j.Kind, &o).Started(j.ID))
 	if err := r.seed(ctx, j.ID, batchURLs(urls)); err != nil {
 		r.fail(ctx, j.ID, "could not queue the batch")
 		return err
@@ -199,6 +202,10 @@ func (r *Runner) AppendBatch(ctx context.Context, teamID, id string, urls []stri
 	}
 	if err != nil {
 		return err
+	}
+	var o JobOptions
+	if json.Unmarshal(j.Options, &o) == nil && o.Extract != nil {
+		return ErrJobNotFound // an extract is not a batch one may append to
 	}
 	// Reopen first: a job that is not scraping claims nothing.
 	reopened, err := r.cfg.Jobs.SetJobStatus(ctx, id, []string{store.JobCompleted}, store.JobScraping, "")
@@ -387,8 +394,11 @@ func (r *Runner) forget(id string) {
 	r.mu.Unlock()
 }
 
-// webhookKind is the event prefix of a job kind.
-func webhookKind(kind string) webhook.Kind {
+// webhookKind is the event prefix of a job of that kind and options.
+func webhookKind(kind string, o *JobOptions) webhook.Kind {
+	if o.Extract != nil {
+		return webhook.KindExtract
+	}
 	if kind == store.JobBatch {
 		return webhook.KindBatchScrape
 	}
@@ -400,6 +410,9 @@ func webhookKind(kind string) webhook.Kind {
 func (r *Runner) envelope(ctx context.Context, jobID string, o *JobOptions, ev webhook.Event) (body []byte, ok bool) {
 	if o.Webhook == nil || o.Webhook.IsZero() || !o.Webhook.Wants(ev.Type) || r.cfg.Webhooks == nil {
 		return nil, false
+	}
+	if o.Extract != nil && strings.HasSuffix(ev.Type, "."+webhook.EventPage) {
+		return nil, false // an extract sends no page events
 	}
 	body, err := webhook.Envelope(*o.Webhook, ev, NewJobID())
 	if err != nil {

@@ -246,7 +246,7 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 		code, msg := r.describe(&scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
 		r.cfg.Log.WarnContext(ctx, "page given up after its worker died", "job_id", a.Job, "url", logsafe.URL(a.URL),
 			"attempts", job.Attempt-1, "died", died)
-		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind).PageFailed(a.Job, a.URL, msg), false)
+		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind, &c.opts).PageFailed(a.Job, a.URL, msg), false)
 		return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
 	}
 	host, hostDelay := r.crawlDelay(ctx, c, a.URL)
@@ -299,7 +299,7 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 			return ctx.Err() // shutting down or timed out: retried
 		}
 		code, msg := r.describe(scrapeErr)
-		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind).PageFailed(a.Job, a.URL, msg), false)
+		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind, &c.opts).PageFailed(a.Job, a.URL, msg), false)
 		return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
 	}
 
@@ -311,11 +311,14 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	if !wantLinks {
 		doc.Links = nil
 	}
-	data, err := json.Marshal(doc)
+	credits := int64(doc.Metadata.CreditsUsed)
+	if c.opts.Extract != nil {
+		credits = extractCredits(doc)
+	}
+	data, err := jobDocument(&c.opts, doc)
 	if err != nil {
 		return err
 	}
-	credits := int64(doc.Metadata.CreditsUsed)
 	r.charge(ctx, c, a, credits)
 	return r.finishDoc(ctx, c, a, store.URLResult{State: store.URLDone, Document: data, Credits: credits}, data)
 }
@@ -438,7 +441,7 @@ func (r *Runner) finishDoc(ctx context.Context, c *cachedJob, a pageArgs, res st
 	}
 	if finished {
 		r.observe(c, res.State)
-		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind).Page(a.Job, doc), false)
+		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind, &c.opts).Page(a.Job, doc), false)
 		r.progress(ctx, c)
 	}
 	if pending == 0 {
@@ -476,7 +479,7 @@ func (r *Runner) complete(ctx context.Context, c *cachedJob) {
 		return
 	}
 	status, msg := store.JobCompleted, ""
-	if j.Kind == store.JobCrawl && j.Documents == 0 {
+	if (j.Kind == store.JobCrawl || c.opts.Extract != nil) && j.Documents == 0 {
 		if errs, err := r.cfg.Jobs.JobErrors(ctx, j.ID); err == nil && len(errs) > 0 {
 			status, msg = store.JobFailed, errs[0].Error
 		}
@@ -494,9 +497,13 @@ func (r *Runner) complete(ctx context.Context, c *cachedJob) {
 	r.cfg.Log.InfoContext(ctx, "job "+status, "job_id", j.ID, "kind", j.Kind, "team_id", j.TeamID,
 		"pages", j.Documents, "failed", j.Completed-j.Documents, "credits", j.CreditsUsed,
 		"duration_ms", elapsed.Milliseconds())
+	if c.opts.Extract != nil {
+		r.extractFinished(ctx, j, c, status, msg)
+		return
+	}
 	// A failed crawl also ends with completed: the reference never sends
 	// crawl.failed, and completed is what its users wait for.
-	r.notify(ctx, j.ID, &c.opts, webhookKind(j.Kind).Completed(j.ID), true)
+	r.notify(ctx, j.ID, &c.opts, webhookKind(j.Kind, &c.opts).Completed(j.ID), true)
 }
 
 // observe reports a finished page to the metrics.

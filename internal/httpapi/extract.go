@@ -1,22 +1,31 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/webhook"
 )
 
 // POST /v2/extract runs as a batch scrape of its URLs with one json format
-// (the caller's schema, systemPrompt and prompt); GET /v2/extract/{id}
-// merges the pages' json results into one answer. The job is an ordinary
-// batch on the durable queue, so GET /v2/batch/scrape/{id} shows the pages.
+// (the caller's schema, systemPrompt and prompt), marked as an extract
+// (crawl.ExtractOptions: billed by tokens, extract.* webhooks); GET
+// /v2/extract/{id} merges the pages' json results into one answer. The job
+// is a batch on the durable queue, so GET /v2/batch/scrape/{id} shows the
+// pages. enableWebSearch adds pages found by searching the web for the
+// prompt.
 
 // Bounds of an extract: urls (the reference's), and limit, the pages in
 // all once globs are expanded.
@@ -37,7 +46,9 @@ type extractRequest struct {
 	Map         crawl.MapOptions // the map settings of the globs (URL unset)
 	Schema      json.RawMessage
 	ShowSources bool
-	Options     crawl.JobOptions
+	// WebSearch is the query of enableWebSearch (the prompt); "" = none.
+	WebSearch string
+	Options   crawl.JobOptions
 }
 
 func isExtractKey(k string) bool {
@@ -105,6 +116,15 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 	}
 	v.optBool(nil, m, "urlTrace", false)
 	webSearch := v.optBool(nil, m, "enableWebSearch", false)
+	hook := v.webhook(m)
+	if hook != nil {
+		for i, e := range hook.Events {
+			if e == webhook.EventPage || strings.HasSuffix(e, "."+webhook.EventPage) {
+				v.addCustom([]any{"webhook", "events", i}, codeInvalidString,
+					"An extract sends no page events: webhook.events may hold started, completed and failed")
+			}
+		}
+	}
 	origin, integration := v.bookkeeping(nil, m)
 	var opts scrape.Options
 	if present(m, "scrapeOptions") {
@@ -122,15 +142,19 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 	case prompt == "" && len(req.Schema) == 0:
 		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "Either prompt or schema is required",
 			Details: []FieldError{{Path: []any{"prompt"}, Message: "Either prompt or schema is required", Code: codeCustom}}}
-	case webSearch:
-		return req, extractUnsupported("enableWebSearch", "enableWebSearch is not supported by this server yet; send the urls to extract from")
-	case present(m, "webhook"):
-		return req, extractUnsupported("webhook", "Extract webhooks are not supported by this server yet; poll GET /v2/extract/{id}")
 	case present(m, "threatProtection"):
 		return req, extractUnsupported("threatProtection", "Threat protection is not available on this server")
-	case len(req.URLs) == 0 && len(req.Globs) == 0:
-		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "urls is required on this server (it has no web search)",
+	case webSearch && prompt == "" && len(req.URLs) == 0 && len(req.Globs) == 0:
+		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "enableWebSearch without urls needs a prompt: the web is searched for it",
+			Details: []FieldError{{Path: []any{"prompt"}, Message: "prompt is required to search the web", Code: codeCustom}}}
+	case !webSearch && len(req.URLs) == 0 && len(req.Globs) == 0:
+		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "urls is required unless enableWebSearch is true",
 			Details: []FieldError{{Path: []any{"urls"}, Message: "urls is required", Code: codeCustom}}}
+	}
+	if webSearch {
+		// The reference: web search also lets globs' maps leave the site.
+		req.WebSearch = prompt
+		req.Map.AllowExternalLinks = true
 	}
 	if len(req.Schema) > 0 {
 		if err := scrape.CheckSchema(req.Schema); err != nil {
@@ -148,6 +172,8 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 	opts.Formats = []scrape.Format{{Type: scrape.FormatJSON, Schema: req.Schema, Prompt: prompt}}
 	opts.Origin, opts.Integration = origin, integration
 	req.Options.Scrape = opts
+	req.Options.Webhook = hook
+	req.Options.Extract = &crawl.ExtractOptions{ShowSources: req.ShowSources}
 	return req, nil
 }
 
@@ -191,10 +217,16 @@ func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	req.Options.TeamConcurrency = s.concurrencyLimit(team)
-	if req.ShowSources {
-		req.Options.Request = json.RawMessage(`{"showSources":true}`)
+	if req.WebSearch != "" {
+		if err := s.searchExtractURLs(r, &req); err != nil {
+			return err
+		}
 	}
+	if len(req.URLs) == 0 {
+		return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "No URL to extract from: the globs and the web search found no page",
+			Details: []FieldError{{Path: []any{"urls"}, Message: "no page found", Code: codeCustom}}}
+	}
+	req.Options.TeamConcurrency = s.concurrencyLimit(team)
 	id := crawl.NewJobID()
 	job := store.Job{ID: id, TeamID: team.ID, APIKeyID: team.APIKeyID}
 	if err := s.jobs.StartBatch(ctx, job, req.Options, req.URLs); err != nil {
@@ -243,6 +275,55 @@ func (s *Server) expandGlobs(r *http.Request, req *extractRequest) error {
 	return nil
 }
 
+// extractSearchTimeout bounds the web search of enableWebSearch.
+const extractSearchTimeout = 30 * time.Second
+
+// searchExtractURLs adds the pages a web search for req.WebSearch finds to
+// req.URLs: up to maxExtractURLs results, at most req.Limit URLs in all.
+func (s *Server) searchExtractURLs(r *http.Request, req *extractRequest) error {
+	if s.searcher == nil {
+		return extractUnsupported("enableWebSearch", "enableWebSearch needs a search engine, and this server has none configured (set SEARXNG_ENDPOINT); send the urls to extract from")
+	}
+	room := req.Limit - len(req.URLs)
+	if room <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), extractSearchTimeout)
+	defer cancel()
+	text := req.WebSearch
+	if len(text) > maxSearchQueryLen {
+		text = clipUTF8(text, maxSearchQueryLen)
+	}
+	found, err := s.searcher.Search(ctx, search.Query{Text: text, Source: search.SourceWeb, Limit: min(room, maxExtractURLs), Language: "en"})
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, search.ErrTimeout) {
+			err = fmt.Errorf("%w: %w", search.ErrTimeout, err)
+		}
+		return err
+	}
+	seen := make(map[string]bool, len(req.URLs)+len(found))
+	for _, u := range req.URLs {
+		seen[u] = true
+	}
+	for _, f := range found {
+		u, ok := normalizeURL(f.URL)
+		if !ok || seen[u] || len(req.URLs) >= req.Limit {
+			continue
+		}
+		seen[u] = true
+		req.URLs = append(req.URLs, u)
+	}
+	return nil
+}
+
+// clipUTF8 cuts s to at most n bytes on a rune boundary.
+func clipUTF8(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 var errExtractNotFound = &Error{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: "Extract job not found"}
 
 // extractStatus is the body of GET /v2/extract/{id}.
@@ -253,6 +334,7 @@ type extractStatus struct {
 	Error       string              `json:"error,omitempty"`
 	ExpiresAt   string              `json:"expiresAt"`
 	Sources     map[string][]string `json:"sources,omitempty"`
+	TokensUsed  int64               `json:"tokensUsed,omitempty"`
 	CreditsUsed int64               `json:"creditsUsed"`
 	Warning     string              `json:"warning,omitempty"`
 }
@@ -269,7 +351,7 @@ func (s *Server) handleExtractStatus(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	var o crawl.JobOptions
-	if err := json.Unmarshal(j.Options, &o); err != nil || len(o.Scrape.Formats) != 1 || o.Scrape.Formats[0].Type != scrape.FormatJSON {
+	if err := json.Unmarshal(j.Options, &o); err != nil || o.Extract == nil {
 		return errExtractNotFound // a batch scrape, not an extract
 	}
 	resp := extractStatus{Success: true, Data: json.RawMessage("null"), ExpiresAt: isoTime(j.ExpiresAt), CreditsUsed: j.CreditsUsed}
@@ -283,55 +365,21 @@ func (s *Server) handleExtractStatus(w http.ResponseWriter, r *http.Request) err
 	default:
 		resp.Status, resp.Success, resp.Error = "failed", false, j.Error
 	}
-	if resp.Status != "completed" {
+	if resp.Status == "processing" {
 		writeJSON(w, http.StatusOK, resp)
 		return nil
 	}
-	docs, err := s.jobStore.Documents(ctx, j.ID, 0, maxExtractURLs*10)
+	res, err := crawl.ExtractOutcome(ctx, s.jobStore, j, o)
 	if err != nil {
 		return err
 	}
-	var results []json.RawMessage
-	sources := map[string][]string{}
-	for _, d := range docs {
-		var doc struct {
-			JSON     json.RawMessage `json:"json"`
-			Metadata struct {
-				SourceURL string `json:"sourceURL"`
-			} `json:"metadata"`
+	resp.TokensUsed = res.TokensUsed
+	if resp.Status == "completed" {
+		resp.Data, resp.Warning = res.Data, res.Warning
+		if o.Extract.ShowSources {
+			resp.Sources = res.Sources
 		}
-		if json.Unmarshal(d, &doc) != nil || len(doc.JSON) == 0 || string(doc.JSON) == "null" {
-			continue
-		}
-		results = append(results, doc.JSON)
-		var fields map[string]json.RawMessage
-		if json.Unmarshal(doc.JSON, &fields) == nil {
-			for k, v := range fields {
-				if s := string(v); s != "null" && s != `""` && s != "[]" {
-					sources[k] = append(sources[k], doc.Metadata.SourceURL)
-				}
-			}
-		}
-	}
-	merged, ok := scrape.MergeJSON(results, o.Scrape.Formats[0].Schema)
-	switch {
-	case ok:
-		resp.Data = merged
-	case len(results) == 0:
-		resp.Warning = "No page yielded data: every page failed or its extraction was invalid (see GET /v2/batch/scrape/" + j.ID + "/errors)."
-	default:
-		resp.Warning = "The pages' results could not be merged into data matching the schema."
-	}
-	if showSources(o.Request) {
-		resp.Sources = sources
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
-}
-
-func showSources(req json.RawMessage) bool {
-	var m struct {
-		ShowSources bool `json:"showSources"`
-	}
-	return json.Unmarshal(req, &m) == nil && m.ShowSources
 }

@@ -1,14 +1,25 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/llm"
+	"github.com/firegate/firegate/internal/llm/llmtest"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
+	"github.com/firegate/firegate/internal/search/searxngtest"
+	"github.com/firegate/firegate/internal/testenv"
+	"github.com/firegate/firegate/internal/webhook"
 )
 
 func TestDecodeExtractRequest(t *testing.T) {
@@ -21,13 +32,18 @@ func TestDecodeExtractRequest(t *testing.T) {
 		{"schema only", `{"urls":["https://example.com"],"schema":{"type":"object","properties":{"t":{"type":"string"}}}}`, "", ""},
 		{"neither", `{"urls":["https://example.com"]}`, "BAD_REQUEST", "prompt"},
 		{"no urls", `{"prompt":"x"}`, "BAD_REQUEST", "urls"},
+		{"web search instead of urls", `{"prompt":"x","enableWebSearch":true}`, "", ""},
+		{"web search without a prompt", `{"schema":{"type":"object","properties":{"t":{"type":"string"}}},"enableWebSearch":true}`, "BAD_REQUEST", "prompt"},
 		{"too many urls", `{"prompt":"x","urls":["a.com","b.com","c.com","d.com","e.com","f.com","g.com","h.com","i.com","j.com","k.com"]}`, "BAD_REQUEST", "urls"},
 		{"bad url strict", `{"prompt":"x","ignoreInvalidURLs":false,"urls":["ftp://x"]}`, "BAD_REQUEST", "urls"},
 		{"unknown key", `{"prompt":"x","urls":["a.com"],"depth":3}`, "BAD_REQUEST", ""},
 		{"glob", `{"prompt":"x","urls":["https://example.com/docs/*"],"limit":5,"ignoreSitemap":true}`, "", ""},
 		{"limit too big", `{"prompt":"x","urls":["https://example.com/*"],"limit":1001}`, "BAD_REQUEST", "limit"},
-		{"web search", `{"prompt":"x","urls":["a.com"],"enableWebSearch":true}`, "EXTRACT_OPTION_NOT_SUPPORTED", "enableWebSearch"},
-		{"webhook", `{"prompt":"x","urls":["a.com"],"webhook":"https://hooks.example.com"}`, "EXTRACT_OPTION_NOT_SUPPORTED", "webhook"},
+		{"web search", `{"prompt":"x","urls":["a.com"],"enableWebSearch":true}`, "", ""},
+		{"webhook", `{"prompt":"x","urls":["a.com"],"webhook":"https://hooks.example.com"}`, "", ""},
+		{"webhook events", `{"prompt":"x","urls":["a.com"],"webhook":{"url":"https://hooks.example.com","events":["extract.started","failed"]}}`, "", ""},
+		{"webhook page events", `{"prompt":"x","urls":["a.com"],"webhook":{"url":"https://hooks.example.com","events":["completed","page"]}}`, "BAD_REQUEST", "webhook"},
+		{"webhook bad url", `{"prompt":"x","urls":["a.com"],"webhook":{"url":"ftp://x"}}`, "BAD_REQUEST", "webhook"},
 		{"schema does not compile", `{"urls":["a.com"],"schema":{"type":"objekt"}}`, "BAD_REQUEST", "schema"},
 		{"schema-less dictionary", `{"urls":["a.com"],"schema":{"type":"object","additionalProperties":true}}`, "BAD_REQUEST", "schema"},
 		{"prompt too long", `{"urls":["a.com"],"prompt":"` + strings.Repeat("x", 10001) + `"}`, "BAD_REQUEST", "prompt"},
@@ -42,8 +58,8 @@ func TestDecodeExtractRequest(t *testing.T) {
 					t.Fatalf("err = %v", err)
 				}
 				f := req.Options.Scrape.Formats
-				if len(f) != 1 || f[0].Type != scrape.FormatJSON || len(req.URLs)+len(req.Globs) == 0 {
-					t.Errorf("formats %+v urls %v", f, req.URLs)
+				if len(f) != 1 || f[0].Type != scrape.FormatJSON || len(req.URLs)+len(req.Globs) == 0 && req.WebSearch == "" || req.Options.Extract == nil {
+					t.Errorf("formats %+v urls %v search %q extract %v", f, req.URLs, req.WebSearch, req.Options.Extract)
 				}
 				return
 			}
@@ -121,5 +137,123 @@ func TestJSONFormatCheckPromptInjection(t *testing.T) {
 	_, err = decodeScrapeRequest(strings.NewReader(`{"url":"https://example.com","formats":[{"type":"json","checkPromptInjection":"yes"}]}`))
 	if e := toAPIError(err); e.Status != http.StatusBadRequest {
 		t.Errorf("non-boolean checkPromptInjection: %v", err)
+	}
+}
+
+// TestExtractWebSearchWebhookAndTokens runs POST /v2/extract with
+// enableWebSearch and no urls on a scripted model and search engine: the
+// pages found for the prompt are extracted, GET /v2/extract/{id} reports
+// tokensUsed and credits per tokens/15, and the webhook gets
+// extract.started and extract.completed with the result.
+func TestExtractWebSearchWebhookAndTokens(t *testing.T) {
+	_, target := site(t, testsite.Options{Pages: 40})
+	engine := searxngtest.New(t, func(q url.Values) searxngtest.Answer {
+		return searxngtest.Answer{Results: []searxngtest.Result{
+			{URL: target + "/about", Title: "About", Content: "c", Score: 2},
+			{URL: target + "/blog/post-1", Title: "Post", Content: "c", Score: 1},
+		}}
+	})
+	model := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) {
+		_, heading, _ := strings.Cut(r.LastUser(), "\n# ")
+		heading, _, _ = strings.Cut(heading, "\n")
+		llmtest.Write(w, `{"pages":["`+heading+`"]}`, &llmtest.Usage{PromptTokens: 290, CompletionTokens: 10})
+	})
+	log := testenv.Logger(t)
+	client, err := llm.New(llm.Options{BaseURL: model.BaseURL, Model: "scripted", Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newHookRecorder(t)
+	api := newJobAPIConfig(t, "sqlite", jobAPIConfig{model: client, searcher: search.New(mustSearXNG(t, engine.URL), search.Options{}, log),
+		webhooks: webhook.NewSender(webhook.Options{AllowPrivate: true}, log)})
+
+	code, m := api.call(t, http.MethodPost, "/v2/extract", keyA, `{"prompt":"Which pages are there?","enableWebSearch":true,`+
+		`"schema":{"type":"object","properties":{"pages":{"type":"array","items":{"type":"string"}}}},"webhook":{"url":"`+rec.url+`","metadata":{"n":1}}}`)
+	if code != 200 || m["success"] != true {
+		t.Fatalf("POST /v2/extract: %d %v", code, m)
+	}
+	id := m["id"].(string)
+	if calls := engine.Calls(); len(calls) == 0 || calls[0].Get("q") != "Which pages are there?" {
+		t.Errorf("search calls %v", calls)
+	}
+	var st map[string]any
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(25 * time.Millisecond) {
+		_, st = api.call(t, http.MethodGet, "/v2/extract/"+id, keyA, "")
+		if st["status"] != "processing" || time.Now().After(deadline) {
+			break
+		}
+	}
+	pages, _ := st["data"].(map[string]any)["pages"].([]any)
+	// 300 tokens a page: 20 credits each.
+	if st["status"] != "completed" || len(pages) != 2 || st["tokensUsed"] != 600.0 || st["creditsUsed"] != 40.0 {
+		t.Fatalf("status %v", st)
+	}
+	evs := rec.wait(t, 2)
+	if evs[0]["type"] != "extract.started" || evs[1]["type"] != "extract.completed" || evs[1]["id"] != id {
+		t.Fatalf("events %v", evs)
+	}
+	got, _ := json.Marshal(evs[1]["data"])
+	want, _ := json.Marshal([]any{st["data"]})
+	if string(got) != string(want) || fmt.Sprint(evs[1]["metadata"]) != "map[n:1]" {
+		t.Errorf("completed event %v, want data %s", evs[1], want)
+	}
+}
+
+func TestExtractWebSearchNotConfigured(t *testing.T) {
+	model := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) { llmtest.Write(w, `{}`, nil) })
+	client, err := llm.New(llm.Options{BaseURL: model.BaseURL, Model: "scripted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := newJobAPIConfig(t, "sqlite", jobAPIConfig{model: client})
+	code, m := api.call(t, http.MethodPost, "/v2/extract", keyA, `{"prompt":"x","enableWebSearch":true}`)
+	if code != http.StatusBadRequest || m["code"] != "EXTRACT_OPTION_NOT_SUPPORTED" || !strings.Contains(fmt.Sprint(m["error"]), "SEARXNG_ENDPOINT") {
+		t.Errorf("enableWebSearch without a search engine: %d %v", code, m)
+	}
+}
+
+func mustSearXNG(t *testing.T, endpoint string) search.Backend {
+	t.Helper()
+	b, err := search.NewSearXNG(search.SearXNGOptions{Endpoint: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// hookRecorder is a webhook receiver on loopback.
+type hookRecorder struct {
+	url    string
+	mu     sync.Mutex
+	events []map[string]any
+}
+
+func newHookRecorder(t *testing.T) *hookRecorder {
+	rec := &hookRecorder{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var ev map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&ev)
+		rec.mu.Lock()
+		rec.events = append(rec.events, ev)
+		rec.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	rec.url = srv.URL
+	return rec
+}
+
+// wait returns the events once n arrived; it fails the test after 15 s.
+func (rec *hookRecorder) wait(t *testing.T, n int) []map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		rec.mu.Lock()
+		evs := append([]map[string]any(nil), rec.events...)
+		rec.mu.Unlock()
+		if len(evs) >= n {
+			return evs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d webhook events after 15 s, want %d: %v", len(evs), n, evs)
+		}
 	}
 }

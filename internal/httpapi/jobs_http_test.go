@@ -21,11 +21,13 @@ import (
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
 	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/teststore"
 	"github.com/firegate/firegate/internal/testenv"
+	"github.com/firegate/firegate/internal/webhook"
 )
 
 // Keys of the two teams of the job tests.
@@ -66,6 +68,21 @@ func newJobAPI(t *testing.T, kind string) *jobAPI {
 // when billed (teams stay unlimited until given credits).
 func newJobAPIWith(t *testing.T, kind string, billed bool) *jobAPI {
 	t.Helper()
+	return newJobAPIConfig(t, kind, jobAPIConfig{billed: billed})
+}
+
+// jobAPIConfig are the optional parts of a job API under test.
+type jobAPIConfig struct {
+	billed   bool        // a real credit ledger over the store
+	model    *llm.Client // the language model of the engine and the API
+	searcher Searcher    // POST /v2/search and extract's enableWebSearch
+	webhooks *webhook.Sender
+}
+
+// newJobAPIConfig is newJobAPI with c's parts.
+func newJobAPIConfig(t *testing.T, kind string, c jobAPIConfig) *jobAPI {
+	t.Helper()
+	billed := c.billed
 	var st jobsStore
 	if kind == "sqlite" {
 		st = teststore.SQLite(t)
@@ -74,9 +91,15 @@ func newJobAPIWith(t *testing.T, kind string, billed bool) *jobAPI {
 	}
 	log := testenv.Logger(t)
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
-	engine := scrape.New(scrape.Config{Fetcher: fetcher, Log: log})
+	sc := scrape.Config{Fetcher: fetcher, Log: log}
+	var model Model // nil interfaces without a model
+	if c.model != nil {
+		sc.LLM, model = c.model, c.model
+	}
+	engine := scrape.New(sc)
+	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{}, log)
 	rc := crawl.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
-		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Describe: Describe, Log: log}
+		Mapper: mapper, Describe: Describe, Webhooks: c.webhooks, Log: log}
 	var ledger Ledger // a nil interface without billing
 	if billed {
 		l := billing.NewLedger(st, log)
@@ -106,7 +129,8 @@ func newJobAPIWith(t *testing.T, kind string, billed bool) *jobAPI {
 		}
 		teams[key] = auth.Team{ID: team.ID, Name: name}
 	}
-	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Ledger: ledger, Log: log})
+	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Ledger: ledger, Log: log,
+		Model: model, Mapper: mapper, Searcher: c.searcher})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

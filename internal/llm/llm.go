@@ -79,6 +79,38 @@ type Options struct {
 	// no target policy applies.
 	HTTPClient *http.Client
 	Log        *slog.Logger
+	// Observer, optional, is told of every call and invalid answer (the
+	// metrics).
+	Observer Observer
+}
+
+// Observer receives what the client measures; *metrics.Metrics implements
+// it. Its methods must be safe for concurrent use.
+type Observer interface {
+	// ObserveLLMCall reports one completion (retries included): its
+	// purpose, its outcome (OutcomeOf), how long it took and its tokens.
+	ObserveLLMCall(purpose, outcome string, d time.Duration, promptTokens, completionTokens int64)
+	// ObserveLLMInvalidAnswer reports an answer that was not JSON valid
+	// against the schema (each one, the retried one included).
+	ObserveLLMInvalidAnswer(purpose string)
+}
+
+// OutcomeOf names a call's result for metrics: success, timeout,
+// unavailable, rejected, canceled or error.
+func OutcomeOf(err error) string {
+	switch {
+	case err == nil:
+		return "success"
+	case errors.Is(err, ErrTimeout):
+		return "timeout"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, ErrRejected):
+		return "rejected"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	return "error"
 }
 
 // Client calls one endpoint. It is safe for concurrent use.
@@ -89,6 +121,7 @@ type Client struct {
 	sem                   chan struct{}
 	hc                    *http.Client
 	log                   *slog.Logger
+	obs                   Observer
 }
 
 // New returns a client, or an error naming a bad option.
@@ -134,7 +167,7 @@ func New(o Options) (*Client, error) {
 	return &Client{
 		url: strings.TrimRight(o.BaseURL, "/") + "/chat/completions", key: o.APIKey, model: o.Model,
 		mode: o.StructuredOutput, retries: max(o.MaxRetries, 0), retryBase: o.RetryBase, callMax: o.CallTimeout,
-		sem: make(chan struct{}, o.MaxConcurrency), hc: o.HTTPClient, log: o.Log,
+		sem: make(chan struct{}, o.MaxConcurrency), hc: o.HTTPClient, log: o.Log, obs: o.Observer,
 	}, nil
 }
 
@@ -233,6 +266,9 @@ func (c *Client) CompleteJSON(ctx context.Context, req JSONRequest) (*JSONRespon
 		if verr == nil {
 			out.JSON = raw
 			return out, nil
+		}
+		if c.obs != nil {
+			c.obs.ObserveLLMInvalidAnswer(req.Purpose)
 		}
 		if attempt == 1 {
 			return out, fmt.Errorf("%w: %v", ErrInvalidOutput, verr)
@@ -349,7 +385,12 @@ func (c *Client) call(ctx context.Context, req Request, jr *JSONRequest) (*Respo
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, c.ctxErr(ctx, err)
+		// No slot came free in time: a call that failed, for the metrics.
+		err = c.ctxErr(ctx, nil)
+		if c.obs != nil {
+			c.obs.ObserveLLMCall(req.Purpose, OutcomeOf(err), time.Since(start), 0, 0)
+		}
+		return nil, err
 	}
 	defer func() { <-c.sem }()
 
@@ -382,7 +423,15 @@ func (c *Client) call(ctx context.Context, req Request, jr *JSONRequest) (*Respo
 	if resp != nil && resp.Usage.TotalTokens == 0 && resp.Usage.PromptTokens == 0 {
 		resp.Usage = estimateUsage(req.Messages, resp.Content)
 	}
-	attrs := []any{"model", c.model, "purpose", req.Purpose, "attempts", attempts, "ms", time.Since(start).Milliseconds()}
+	took := time.Since(start)
+	if c.obs != nil {
+		var u Usage
+		if resp != nil && err == nil {
+			u = resp.Usage
+		}
+		c.obs.ObserveLLMCall(req.Purpose, OutcomeOf(err), took, u.PromptTokens, u.CompletionTokens)
+	}
+	attrs := []any{"model", c.model, "purpose", req.Purpose, "attempts", attempts, "ms", took.Milliseconds()}
 	if resp != nil {
 		attrs = append(attrs, "prompt_tokens", resp.Usage.PromptTokens, "completion_tokens", resp.Usage.CompletionTokens,
 			"tokens_estimated", resp.Usage.Estimated)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -405,5 +406,53 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
+	}
+}
+
+// observed records what the client reports to its Observer.
+type observed struct {
+	mu      sync.Mutex
+	calls   []string // purpose/outcome/prompt/completion
+	invalid []string
+}
+
+func (o *observed) ObserveLLMCall(purpose, outcome string, d time.Duration, p, c int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if d <= 0 {
+		outcome += " (no duration)"
+	}
+	o.calls = append(o.calls, fmt.Sprintf("%s/%s/%d/%d", purpose, outcome, p, c))
+}
+
+func (o *observed) ObserveLLMInvalidAnswer(purpose string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.invalid = append(o.invalid, purpose)
+}
+
+func TestObserver(t *testing.T) {
+	t.Parallel()
+	obs := &observed{}
+	s := newScripted(t,
+		answer(`{"name":"Widget","price":"cheap"}`, &Usage{PromptTokens: 100, CompletionTokens: 10}),
+		answer(`{"name":"Widget","price":9.5}`, &Usage{PromptTokens: 130, CompletionTokens: 12}),
+		status(http.StatusBadRequest, ""),
+		status(http.StatusBadGateway, ""), status(http.StatusBadGateway, ""))
+	c := newClient(t, s, "", func(o *Options) { o.Observer, o.MaxRetries = obs, 1 })
+	req := jsonReq(t)
+	req.Purpose = "json"
+	if _, err := c.CompleteJSON(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Complete(context.Background(), Request{Purpose: "summary", Messages: []Message{{Role: "user", Content: "hi"}}}); !errors.Is(err, ErrRejected) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := c.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}}); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	want := []string{"json/success/100/10", "json/success/130/12", "summary/rejected/0/0", "/unavailable/0/0"}
+	if fmt.Sprint(obs.calls) != fmt.Sprint(want) || fmt.Sprint(obs.invalid) != "[json]" {
+		t.Errorf("calls %v invalid %v; want %v and [json]", obs.calls, obs.invalid, want)
 	}
 }

@@ -1,7 +1,8 @@
 // Package metrics exposes the server's Prometheus series: HTTP requests by
 // route, scrape latency by engine and outcome, document cache hits and
-// misses, browser tabs in use, queue depth and credits charged, plus the Go
-// runtime and process collectors.
+// misses, browser tabs in use, queue depth, credits charged and language
+// model calls (count by outcome, latency, tokens, invalid answers), plus the
+// Go runtime and process collectors.
 //
 // A *Metrics owns its registry (never the global default one), so tests and
 // several servers in one process do not share series. Other packages do not
@@ -48,6 +49,10 @@ type Metrics struct {
 	credits      *prometheus.CounterVec
 	jobPages     *prometheus.CounterVec
 	queueDepth   prometheus.Gauge
+	llmCalls     *prometheus.CounterVec
+	llmDuration  *prometheus.HistogramVec
+	llmTokens    *prometheus.CounterVec
+	llmInvalid   *prometheus.CounterVec
 
 	tabs         atomic.Pointer[func() (inUse, limit int)]
 	queueDepthFn atomic.Pointer[func(ctx context.Context) (int, error)]
@@ -102,6 +107,23 @@ func New(o Options) *Metrics {
 		Namespace: Namespace, Name: "queue_depth",
 		Help: "Jobs waiting in the work queue, read on each collection; 0 when no queue is wired.",
 	})
+	m.llmCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "llm_calls_total",
+		Help: "Language model completions (retries included in one), by purpose (json, summary, question, ...) and outcome (success, timeout, unavailable, rejected, canceled, error).",
+	}, []string{"purpose", "outcome"})
+	m.llmDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "llm_call_duration_seconds",
+		Help:    "Time of one language model completion, waits for a concurrency slot and retries included, by purpose.",
+		Buckets: scrapeBuckets(),
+	}, []string{"purpose"})
+	m.llmTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "llm_tokens_total",
+		Help: "Language model tokens of successful completions (as the endpoint reports them, else estimated), by purpose and kind (prompt, completion).",
+	}, []string{"purpose", "kind"})
+	m.llmInvalid = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "llm_invalid_answers_total",
+		Help: "Language model answers that were not JSON valid against the schema, by purpose.",
+	}, []string{"purpose"})
 	tabsInUse := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "browser_tabs_in_use",
 		Help: "Browser tabs rendering a page now; 0 without a browser.",
@@ -114,6 +136,7 @@ func New(o Options) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.httpRequests, m.httpDuration, m.scrapes, m.cache, m.credits, m.jobPages, m.queueDepth, tabsInUse, tabsMax,
+		m.llmCalls, m.llmDuration, m.llmTokens, m.llmInvalid,
 	)
 	return m
 }
@@ -179,6 +202,39 @@ func (m *Metrics) ObserveCharge(kind string, credits int64) {
 		return
 	}
 	m.credits.WithLabelValues(kind).Add(float64(credits))
+}
+
+// ObserveLLMCall records one language model completion (llm.Observer).
+func (m *Metrics) ObserveLLMCall(purpose, outcome string, d time.Duration, promptTokens, completionTokens int64) {
+	if m == nil {
+		return
+	}
+	purpose = llmPurpose(purpose)
+	m.llmCalls.WithLabelValues(purpose, outcome).Inc()
+	m.llmDuration.WithLabelValues(purpose).Observe(d.Seconds())
+	if promptTokens > 0 {
+		m.llmTokens.WithLabelValues(purpose, "prompt").Add(float64(promptTokens))
+	}
+	if completionTokens > 0 {
+		m.llmTokens.WithLabelValues(purpose, "completion").Add(float64(completionTokens))
+	}
+}
+
+// ObserveLLMInvalidAnswer counts an answer that failed schema validation
+// (llm.Observer).
+func (m *Metrics) ObserveLLMInvalidAnswer(purpose string) {
+	if m == nil {
+		return
+	}
+	m.llmInvalid.WithLabelValues(llmPurpose(purpose)).Inc()
+}
+
+// llmPurpose is the purpose label: "other" when the caller gave none.
+func llmPurpose(p string) string {
+	if p == "" {
+		return "other"
+	}
+	return p
 }
 
 // SetBrowserTabs sets the function read for browser_tabs_in_use and

@@ -42,6 +42,10 @@ func TestObservers(t *testing.T) {
 	m.ObserveJobPage("crawl", "done")
 	m.ObserveJobPage("crawl", "done")
 	m.ObserveJobPage("batch", "failed")
+	m.ObserveLLMCall("json", "success", 2*time.Second, 300, 20)
+	m.ObserveLLMCall("json", "timeout", time.Minute, 0, 0)
+	m.ObserveLLMCall("", "success", time.Second, 10, 0)
+	m.ObserveLLMInvalidAnswer("json")
 
 	for _, tc := range []struct {
 		name string
@@ -55,6 +59,12 @@ func TestObservers(t *testing.T) {
 		{"credits scrape", testutil.ToFloat64(m.credits.WithLabelValues("scrape")), 6},
 		{"crawl pages done", testutil.ToFloat64(m.jobPages.WithLabelValues("crawl", "done")), 2},
 		{"batch pages failed", testutil.ToFloat64(m.jobPages.WithLabelValues("batch", "failed")), 1},
+		{"llm json success", testutil.ToFloat64(m.llmCalls.WithLabelValues("json", "success")), 1},
+		{"llm json timeout", testutil.ToFloat64(m.llmCalls.WithLabelValues("json", "timeout")), 1},
+		{"llm unlabelled", testutil.ToFloat64(m.llmCalls.WithLabelValues("other", "success")), 1},
+		{"llm prompt tokens", testutil.ToFloat64(m.llmTokens.WithLabelValues("json", "prompt")), 300},
+		{"llm completion tokens", testutil.ToFloat64(m.llmTokens.WithLabelValues("json", "completion")), 20},
+		{"llm invalid", testutil.ToFloat64(m.llmInvalid.WithLabelValues("json")), 1},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
@@ -134,6 +144,8 @@ func TestNilIsNoop(t *testing.T) {
 	m.ObserveScrape("fetch", "success", time.Second)
 	m.ObserveCache(true)
 	m.ObserveCharge("scrape", 1)
+	m.ObserveLLMCall("json", "success", time.Second, 1, 1)
+	m.ObserveLLMInvalidAnswer("json")
 	m.SetBrowserTabs(func() (int, int) { return 1, 1 })
 	m.SetQueueDepth(func(context.Context) (int, error) { return 1, nil })
 }

@@ -39,6 +39,10 @@ type Document struct {
 	Blocks   []pdfparse.PageBlocks `json:"blocks,omitzero"`
 	Metadata Metadata              `json:"metadata"`
 	Warning  *string               `json:"warning,omitempty"`
+	// TokensUsed counts the language-model tokens the model formats spent
+	// on this document (reported by the endpoint, else estimated); it is
+	// not part of the API's document. Extracts are billed by it.
+	TokensUsed int64 `json:"-"`
 }
 
 // AttributeValue is one entry of the attributes format output.

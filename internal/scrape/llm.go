@@ -234,7 +234,7 @@ const maxAnswerParts = 8
 func (e *Engine) answer(ctx context.Context, purpose, task, md string, doc *Document) (string, error) {
 	chunks := chunkMarkdown(md, e.pageBudget(task))
 	if len(chunks) == 1 {
-		return e.ask(ctx, purpose, task, pageData(chunks[0]))
+		return e.ask(ctx, doc, purpose, task, pageData(chunks[0]))
 	}
 	if len(chunks) > maxAnswerParts {
 		addWarning(doc, fmt.Sprintf("The page is longer than the language model can read in %d parts; the %s used the first %d of %d parts.",
@@ -243,24 +243,27 @@ func (e *Engine) answer(ctx context.Context, purpose, task, md string, doc *Docu
 	}
 	var notes strings.Builder
 	for i, c := range chunks {
-		a, err := e.ask(ctx, purpose, task+"\n\nThis is part "+fmt.Sprint(i+1)+" of "+fmt.Sprint(len(chunks))+" of the page.", pageData(c))
+		a, err := e.ask(ctx, doc, purpose, task+"\n\nThis is part "+fmt.Sprint(i+1)+" of "+fmt.Sprint(len(chunks))+" of the page.", pageData(c))
 		if err != nil {
 			return "", err
 		}
 		fmt.Fprintf(&notes, "Part %d: %s\n\n", i+1, a)
 	}
-	return e.ask(ctx, purpose, task+"\n\nThe page was too long to read at once: the data below holds the answers written for each "+
+	return e.ask(ctx, doc, purpose, task+"\n\nThe page was too long to read at once: the data below holds the answers written for each "+
 		"part of it. Combine them into one answer to the task as if you had read the whole page; drop parts that say the page "+
 		"does not contain the answer when another part does.", pageData(notes.String()))
 }
 
 // ask makes one text call with task as the instructions and data as the
-// page.
-func (e *Engine) ask(ctx context.Context, purpose, task, data string) (string, error) {
+// page, counting its tokens on doc.
+func (e *Engine) ask(ctx context.Context, doc *Document, purpose, task, data string) (string, error) {
 	resp, err := e.llm.Complete(ctx, llm.Request{Purpose: purpose, Messages: []llm.Message{
 		{Role: "system", Content: task + "\n\n" + dataRule},
 		{Role: "user", Content: data},
 	}})
+	if resp != nil {
+		doc.TokensUsed += resp.Usage.TotalTokens
+	}
 	if err != nil {
 		return "", llmError(err, purpose)
 	}

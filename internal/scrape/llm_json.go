@@ -63,6 +63,9 @@ func (e *Engine) extractWith(ctx context.Context, purpose, instructions string, 
 					{Role: "system", Content: instructions},
 					{Role: "user", Content: pageData(c)},
 				}}})
+			if resp != nil {
+				doc.TokensUsed += resp.Usage.TotalTokens
+			}
 			switch {
 			case err == nil:
 				results = append(results, resp.JSON)
@@ -292,6 +295,9 @@ func (e *Engine) cleanContent(ctx context.Context, md string, doc *Document) str
 		{Role: "system", Content: cleanTask + "\n\n" + dataRule},
 		{Role: "user", Content: pageData(md)},
 	}})
+	if resp != nil {
+		doc.TokensUsed += resp.Usage.TotalTokens
+	}
 	if err != nil {
 		addWarning(doc, "onlyCleanContent failed (the language model did not answer); the original markdown is returned.")
 		return md

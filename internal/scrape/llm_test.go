@@ -79,13 +79,13 @@ func TestJSONFormatWithMarkdownAndOtherFormats(t *testing.T) {
 	ep := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) {
 		switch {
 		case strings.Contains(r.System(), "Summarize"):
-			llmtest.Write(w, "A page about tides.", nil)
+			llmtest.Write(w, "A page about tides.", &llmtest.Usage{PromptTokens: 100, CompletionTokens: 5})
 		case strings.Contains(r.System(), "Question: Who reads the tables?"):
-			llmtest.Write(w, "Fishermen.", nil)
+			llmtest.Write(w, "Fishermen.", &llmtest.Usage{PromptTokens: 100, CompletionTokens: 3})
 		case strings.Contains(r.System(), "Query: nets"):
-			llmtest.Write(w, "plan their nets around them", nil)
+			llmtest.Write(w, "plan their nets around them", &llmtest.Usage{PromptTokens: 100, CompletionTokens: 7})
 		default:
-			llmtest.Write(w, `{"title":"Tide Tables"}`, nil)
+			llmtest.Write(w, `{"title":"Tide Tables"}`, &llmtest.Usage{PromptTokens: 200, CompletionTokens: 8})
 		}
 	})
 	e := newLLMEngine(t, ep, 0)
@@ -106,6 +106,13 @@ func TestJSONFormatWithMarkdownAndOtherFormats(t *testing.T) {
 	// json 5 (replaces the base 1) + question 4 + highlights 4; summary free.
 	if doc.Metadata.CreditsUsed != 13 {
 		t.Errorf("credits = %d, want 13", doc.Metadata.CreditsUsed)
+	}
+	// The endpoint's usage of the four calls, kept off the API document.
+	if doc.TokensUsed != 523 {
+		t.Errorf("tokens = %d, want 523", doc.TokensUsed)
+	}
+	if b, _ := json.Marshal(doc); strings.Contains(string(b), "523") {
+		t.Errorf("the token count leaked into the document: %s", b)
 	}
 }
 
@@ -136,6 +143,10 @@ func TestJSONInvalidAfterRetryIsNullWithWarning(t *testing.T) {
 	}
 	if n := len(ep.Requests()); n != 2 {
 		t.Errorf("%d model calls, want 2 (one retry)", n)
+	}
+	// No usage reported: both answers' tokens are estimated and counted.
+	if doc.TokensUsed <= 0 {
+		t.Errorf("tokens = %d, want the estimate of two calls", doc.TokensUsed)
 	}
 }
 

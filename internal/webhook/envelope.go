@@ -50,6 +50,12 @@ func (k Kind) Completed(jobID string) Event {
 	return Event{Type: string(k) + "." + EventCompleted, JobID: jobID, Success: true}
 }
 
+// CompletedWith is the "<kind>.completed" event carrying the job's result
+// (an extract's data) as its one data item.
+func (k Kind) CompletedWith(jobID string, result any) Event {
+	return Event{Type: string(k) + "." + EventCompleted, JobID: jobID, Success: true, Data: []any{result}}
+}
+
 // Failed is the "<kind>.failed" event: the job itself failed.
 func (k Kind) Failed(jobID, errMsg string) Event {
 	return Event{Type: string(k) + "." + EventFailed, JobID: jobID, Success: false, Error: errMsg}

@@ -28,6 +28,9 @@ const (
 	KindCrawl Kind = "crawl"
 	// KindBatchScrape prefixes batch scrape events ("batch_scrape.page").
 	KindBatchScrape Kind = "batch_scrape"
+	// KindExtract prefixes extract events ("extract.completed"); an
+	// extract sends started, completed and failed, no page events.
+	KindExtract Kind = "extract"
 )
 
 // Short event names accepted in Spec.Events, without a job kind prefix.
@@ -248,7 +251,7 @@ func parseEvents(v json.RawMessage) ([]string, error) {
 			return nil, specErr(field, "must be a string")
 		}
 		if !knownEvent(e) {
-			return nil, specErr(field, "unknown event %q: want started, page, completed or failed, optionally prefixed with crawl. or batch_scrape.", e)
+			return nil, specErr(field, "unknown event %q: want started, page, completed or failed, optionally prefixed with crawl., batch_scrape. or extract.", e)
 		}
 		if !slices.Contains(events, e) {
 			events = append(events, e)
@@ -260,7 +263,7 @@ func parseEvents(v json.RawMessage) ([]string, error) {
 // knownEvent accepts a short event name or one prefixed with a job kind.
 func knownEvent(e string) bool {
 	if kind, short, ok := strings.Cut(e, "."); ok {
-		if Kind(kind) != KindCrawl && Kind(kind) != KindBatchScrape {
+		if Kind(kind) != KindCrawl && Kind(kind) != KindBatchScrape && Kind(kind) != KindExtract {
 			return false
 		}
 		e = short
