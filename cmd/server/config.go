@@ -63,6 +63,7 @@ type Config struct {
 	JobRescueAfter  time.Duration  // JOB_RESCUE_AFTER: a job running this long is presumed dead and retried elsewhere, default JOB_TIMEOUT + 1m
 	SearxngEndpoint string         // SEARXNG_ENDPOINT: SearXNG base URL for /v2/search; empty = search answers 400 SEARCH_NOT_CONFIGURED
 	SearxngTimeout  time.Duration  // SEARXNG_TIMEOUT: longest wait for one SearXNG answer, default 15s
+	ThreatBlocklist string         // THREAT_BLOCKLIST_FILE: the operator's threat blocklist (hosts-file or one domain per line), enforced on every request and reloaded when it changes; empty = none
 	WebhookSecret   string         // WEBHOOK_SECRET: HMAC-SHA256 secret of the X-Firecrawl-Signature header; empty = unsigned
 	PprofAddr       string         // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 	Metrics         string         // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
@@ -136,6 +137,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		LLMMaxRetries:   2,
 		SearxngEndpoint: strings.TrimSpace(getenv("SEARXNG_ENDPOINT")),
 		SearxngTimeout:  15 * time.Second,
+		ThreatBlocklist: strings.TrimSpace(getenv("THREAT_BLOCKLIST_FILE")),
 		LogLevel:        slog.LevelInfo,
 		LogFormat:       "json",
 	}

@@ -46,6 +46,7 @@ import (
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/postgres"
 	"github.com/firegate/firegate/internal/store/sqlite"
+	"github.com/firegate/firegate/internal/threat"
 )
 
 func main() {
@@ -338,7 +339,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if model != nil {
 		engineModel, apiModel = model, model
 	}
-	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
+	threats, err := threat.New(threat.Options{BlocklistFile: cfg.ThreatBlocklist, Log: log})
+	if err != nil {
+		return fmt.Errorf("THREAT_BLOCKLIST_FILE: %w", err)
+	}
+	engine := scrape.New(scrape.Config{Threat: threats, Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
 	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
@@ -390,6 +395,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		MaxWatchers:      cfg.WatchersPerTeam,
 		AuthFailureLimit: cfg.AuthFailures,
 		TrustedProxies:   cfg.TrustedProxies,
+		Threat:           threats,
 		Log:              log,
 	})
 

@@ -70,6 +70,10 @@ type Request struct {
 	// storage); SaveState returns the storage at the end in Result.State.
 	State     *State
 	SaveState bool
+	// CheckHop, when set, is asked about every document request of the
+	// main frame (the page, each redirect hop, later navigations); a
+	// request it refuses fails as blocked by the client.
+	CheckHop func(u *url.URL) error
 }
 
 // Result is the rendered page.
@@ -172,6 +176,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	// Nothing shows pictures, media or fonts unless a screenshot is taken
 	// (actions may take one): they are not downloaded.
 	g.skipMedia = req.Screenshot == nil && len(req.Actions) == 0
+	g.checkHop = req.CheckHop
 	sc := newScope(req)
 	wait := p.guardRequests(runCtx, t, g, sc, tr)
 	defer func() { cancelRun(); wait() }()
@@ -423,6 +428,11 @@ func (p *Pool) decide(ctx context.Context, t *chromedp.Target, g *guard, sc *sco
 	v := g.check(ev.Request.URL, isMain)
 	if v == allow && g.skipMedia && skippable(ev.ResourceType) {
 		v = blockAd
+	}
+	if v == allow && isMain && g.checkHop != nil {
+		if u, err := url.Parse(ev.Request.URL); err != nil || g.checkHop(u) != nil {
+			v = blockAd // the caller's refusal, not the network policy's
+		}
 	}
 	if v == allow {
 		params := fetch.ContinueRequestParams{RequestID: ev.RequestID, Headers: sc.headersFor(ev.Request)}

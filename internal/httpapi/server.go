@@ -20,6 +20,7 @@ import (
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/threat"
 )
 
 // MaxBodyBytes is the largest request body accepted (10 MB); larger -> 413.
@@ -97,7 +98,10 @@ type Deps struct {
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// (TRUSTED_PROXIES); from anyone else the header is ignored.
 	TrustedProxies []netip.Prefix
-	Log            *slog.Logger
+	// Threat is the operator's threat blocklist (THREAT_BLOCKLIST_FILE);
+	// nil applies only the lists of a request's threatProtection.
+	Threat *threat.Checker
+	Log    *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -133,6 +137,7 @@ type Server struct {
 	authFails      *authFailures // nil: no limit
 	trustedProxies []netip.Prefix
 	model          Model
+	threat         *threat.Checker
 	lastOK         sync.Map // team id -> time.Time of the last successful scrape
 }
 
@@ -142,7 +147,8 @@ func New(d Deps) *Server {
 		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper, searcher: d.Searcher,
 		jobs: d.Jobs, jobStore: d.JobStore, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
-		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model}
+		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model,
+		threat: d.Threat}
 	if d.AuthFailureLimit > 0 {
 		s.authFails = newAuthFailures(d.AuthFailureLimit)
 	}
