@@ -58,7 +58,7 @@ type Config struct {
 	MediaS3Region   string         // MEDIA_S3_REGION: bucket region; empty = asked of the service
 	MediaS3UseSSL   bool           // MEDIA_S3_USE_SSL: https to the endpoint, default true
 	QueueWorkers    int            // QUEUE_WORKERS: crawl and batch pages scraped at once by this process, default 32; 0 = this process runs no jobs
-	JobTTL          time.Duration  // JOB_TTL: how long crawl and batch results are kept, default 24h
+	JobTTL          time.Duration  // JOB_TTL: how long crawl and batch results and agent runs are kept, default 24h
 	JobTimeout      time.Duration  // JOB_TIMEOUT: longest run of one queued job, default 5m
 	JobRescueAfter  time.Duration  // JOB_RESCUE_AFTER: a job running this long is presumed dead and retried elsewhere, default JOB_TIMEOUT + 1m
 	SearxngEndpoint string         // SEARXNG_ENDPOINT: SearXNG base URL for /v2/search; empty = search answers 400 SEARCH_NOT_CONFIGURED

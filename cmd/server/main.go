@@ -30,6 +30,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/firegate/firegate/internal/agent"
 	"github.com/firegate/firegate/internal/apikey"
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
@@ -351,7 +352,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if obs.m != nil {
 		rc.ObservePage = obs.m.ObserveJobPage
 	}
-	jobsRT, err := openJobs(ctx, cfg, st, rc, log)
+	ac := agent.Config{Scraper: engine, Mapper: mapper, Ledger: ledger}
+	if model != nil {
+		ac.Model = model
+	}
+	if searcher != nil {
+		ac.Searcher = searcher
+	}
+	jobsRT, err := openJobs(ctx, cfg, st, rc, ac, log)
 	if err != nil {
 		return err
 	}
@@ -377,6 +385,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	api := httpapi.New(httpapi.Deps{
 		Jobs:             jobsRT.runner,
 		JobStore:         jobsRT.store,
+		Agents:           jobsRT.agents,
 		PublicURL:        cfg.PublicURL,
 		Model:            apiModel,
 		Scraper:          engine,

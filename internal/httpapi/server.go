@@ -70,6 +70,9 @@ type Deps struct {
 	// them; nil Jobs answers 501 on those routes.
 	Jobs     Jobs
 	JobStore store.JobStore
+	// Agents starts, reads and cancels agent runs; nil answers 501 on the
+	// agent routes.
+	Agents Agents
 	// PublicURL is this server's base URL in the url of started jobs;
 	// empty uses the request's host.
 	PublicURL string
@@ -129,6 +132,7 @@ type Server struct {
 	searcher       Searcher
 	jobs           Jobs
 	jobStore       store.JobStore
+	agents         Agents
 	publicURL      string
 	metrics        Metrics
 	checks         []ReadyCheck
@@ -145,7 +149,7 @@ type Server struct {
 func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
 		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper, searcher: d.Searcher,
-		jobs: d.Jobs, jobStore: d.JobStore, publicURL: strings.TrimRight(d.PublicURL, "/"),
+		jobs: d.Jobs, jobStore: d.JobStore, agents: d.Agents, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
 		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model,
 		threat: d.Threat}
@@ -175,6 +179,12 @@ func New(d Deps) *Server {
 		r.Post("/search", s.handle(s.handleSearch))
 		if d.Jobs != nil && d.JobStore != nil {
 			s.jobRoutes(r)
+		}
+		if d.Agents != nil {
+			s.agentRoutes(r)
+		} else {
+			r.HandleFunc("/agent", s.handle(handleNotImplemented))
+			r.HandleFunc("/agent/*", s.handle(handleNotImplemented))
 		}
 		r.Get("/team/credit-usage", s.handle(s.handleCreditUsage))
 		r.Get("/team/credit-usage/historical", s.handle(s.handleCreditHistory))
@@ -216,7 +226,6 @@ var notImplemented = []string{
 	"/crawl", "/crawl/*",
 	"/search/*", "/feedback",
 	"/extract", "/extract/*",
-	"/agent", "/agent/*",
 	"/parse/*",
 	"/interact", "/interact/*", "/browser", "/browser/*",
 	"/monitor", "/monitor/*",
