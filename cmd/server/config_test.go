@@ -33,7 +33,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		MediaS3Prefix: "media/", MediaS3UseSSL: true, MediaTeamQuota: 1 << 30,
 		ShutdownTimeout: 30 * time.Second, HTTPReadHeader: 10 * time.Second, HTTPReadBody: time.Minute, HTTPIdle: 2 * time.Minute,
 		LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on",
-		QueueWorkers: 32, JobTTL: 24 * time.Hour, JobTimeout: 5 * time.Minute, JobRescueAfter: 6 * time.Minute,
+		QueueWorkers: 32, JobTTL: 24 * time.Hour, JobTimeout: 5 * time.Minute, JobRescueAfter: 6 * time.Minute, MonitorTick: 15 * time.Second,
 		LLMStructured: "json_schema", LLMConcurrency: 4, LLMContext: 32768, LLMMaxRetries: 2,
 		SearxngTimeout: 15 * time.Second}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
@@ -80,7 +80,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
 		MediaS3Endpoint: "minio:9000", MediaS3Bucket: "shots", MediaS3Prefix: "firegate/",
 		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off",
-		QueueWorkers: 0, JobTTL: time.Hour, JobTimeout: 2 * time.Minute, JobRescueAfter: 3 * time.Minute, WebhookSecret: "whsec",
+		QueueWorkers: 0, JobTTL: time.Hour, JobTimeout: 2 * time.Minute, JobRescueAfter: 3 * time.Minute, MonitorTick: 15 * time.Second, WebhookSecret: "whsec",
 		LLMBaseURL: "http://ollama:11434/v1", LLMAPIKey: "sk-x", LLMModel: "qwen2.5:3b", LLMStructured: "prompt",
 		LLMConcurrency: 2, LLMContext: 8192, LLMMaxRetries: 0,
 		SearxngEndpoint: "http://searxng:8080", SearxngTimeout: 3 * time.Second}

@@ -30,7 +30,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/firegate/firegate/internal/agent"
 	"github.com/firegate/firegate/internal/apikey"
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
@@ -47,7 +46,6 @@ import (
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/postgres"
 	"github.com/firegate/firegate/internal/store/sqlite"
-	"github.com/firegate/firegate/internal/threat"
 )
 
 func main() {
@@ -340,11 +338,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if model != nil {
 		engineModel, apiModel = model, model
 	}
-	threats, err := threat.New(threat.Options{BlocklistFile: cfg.ThreatBlocklist, Log: log})
-	if err != nil {
-		return fmt.Errorf("THREAT_BLOCKLIST_FILE: %w", err)
-	}
-	engine := scrape.New(scrape.Config{Threat: threats, Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
+	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
 	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
@@ -352,14 +346,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if obs.m != nil {
 		rc.ObservePage = obs.m.ObserveJobPage
 	}
-	ac := agent.Config{Scraper: engine, Mapper: mapper, Ledger: ledger}
-	if model != nil {
-		ac.Model = model
-	}
-	if searcher != nil {
-		ac.Searcher = searcher
-	}
-	jobsRT, err := openJobs(ctx, cfg, st, rc, ac, log)
+	jobsRT, err := openJobs(ctx, cfg, st, rc, ledger, log)
 	if err != nil {
 		return err
 	}
@@ -378,6 +365,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 			log.Error("queue stop", "err", err)
 		}
 	}()
+	if cfg.QueueWorkers > 0 {
+		// Every worker process runs the monitor scheduler: the store's
+		// claim on each due slot makes one of them start its check.
+		schedCtx, stopSched := context.WithCancel(context.WithoutCancel(ctx))
+		schedDone := make(chan struct{})
+		go func() { jobsRT.monitors.Run(schedCtx, cfg.MonitorTick); close(schedDone) }()
+		defer func() { stopSched(); <-schedDone }()
+	}
 	checks := readyChecks(st, docCache, browserPool)
 	checks = append(checks, httpapi.ReadyCheck{Name: "queue", Check: func(ctx context.Context) (string, error) {
 		return "", jobsRT.q.Ping(ctx)
@@ -385,7 +380,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	api := httpapi.New(httpapi.Deps{
 		Jobs:             jobsRT.runner,
 		JobStore:         jobsRT.store,
-		Agents:           jobsRT.agents,
+		Monitors:         jobsRT.monitorAPI,
 		PublicURL:        cfg.PublicURL,
 		Model:            apiModel,
 		Scraper:          engine,
@@ -404,7 +399,6 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		MaxWatchers:      cfg.WatchersPerTeam,
 		AuthFailureLimit: cfg.AuthFailures,
 		TrustedProxies:   cfg.TrustedProxies,
-		Threat:           threats,
 		Log:              log,
 	})
 

@@ -10,6 +10,7 @@ import (
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/media"
+	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
 )
@@ -36,7 +37,6 @@ var errorTable = []mapping{
 	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},
 	{scrape.ErrForbidden, http.StatusForbidden, "FORBIDDEN", ""},
 	{scrape.ErrBlockedTarget, http.StatusForbidden, "SCRAPE_TARGET_NOT_ALLOWED", ""},
-	{scrape.ErrUnsafeDomain, http.StatusForbidden, "unsafe_domain_blocked", ""},
 	{scrape.ErrDNSResolution, http.StatusOK, "SCRAPE_DNS_RESOLUTION_ERROR", ""},
 	{scrape.ErrProfileBusy, http.StatusConflict, "PROFILE_IN_USE", ""},
 	{scrape.ErrUnsupportedFileType, http.StatusBadRequest, "UNSUPPORTED_FILE_TYPE", ""},
@@ -54,6 +54,9 @@ var errorTable = []mapping{
 	{crawl.ErrBlocked, http.StatusForbidden, "MAP_TARGET_NOT_ALLOWED", "Forbidden: the URL resolves to a private or otherwise non-public address, which this server does not fetch."},
 	{crawl.ErrUnreachable, http.StatusInternalServerError, "MAP_FAILED", "Map failed: the start URL could not be fetched and no sitemap of the site listed any URL."},
 	{crawl.ErrInvalidOptions, http.StatusBadRequest, "BAD_REQUEST", ""},
+	{monitor.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Monitor not found"},
+	{monitor.ErrCheckNotFound, http.StatusNotFound, "NOT_FOUND", "Check not found"},
+	{monitor.ErrPaused, http.StatusConflict, "MONITOR_PAUSED", "Monitor is paused: set its status to active to run it"},
 	{search.ErrNotConfigured, http.StatusBadRequest, "SEARCH_NOT_CONFIGURED", "Search is not configured on this server: set SEARXNG_ENDPOINT to the URL of a SearXNG instance with the JSON format enabled (the compose file's search profile runs one)."},
 	{search.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the search engine did not answer within timeout. Raise timeout or retry."},
 	{search.ErrNoEngines, http.StatusBadGateway, "SEARCH_ENGINE_UNAVAILABLE", ""},

@@ -3,8 +3,6 @@
 package scrape
 
 import (
-	"github.com/firegate/firegate/internal/threat"
-
 	"encoding/json"
 	"time"
 )
@@ -158,8 +156,15 @@ type Profile struct {
 	SaveChanges bool
 }
 
-// ThreatProtection overrides threat protection (see package threat).
-type ThreatProtection = threat.Override
+// ThreatProtection overrides threat protection.
+type ThreatProtection struct {
+	Mode               string
+	RiskScoreThreshold *int
+	Blacklist          []string
+	Whitelist          []string
+	BlockedTLDs        []string
+	FailurePolicy      string
+}
 
 // AuditMetadata is caller bookkeeping.
 type AuditMetadata struct {

@@ -56,6 +56,9 @@ func TestContract(t *testing.T) {
 	storetest.RunAgent(t, func(t *testing.T) storetest.AgentUnderTest {
 		return openTest(t, url, newSchema(t, url))
 	})
+	storetest.RunMonitors(t, func(t *testing.T) storetest.MonitorsUnderTest {
+		return openTest(t, url, newSchema(t, url))
+	})
 	storetest.RunWorkers(t, func(t *testing.T) store.WorkerStore {
 		return openTest(t, url, newSchema(t, url))
 	})

@@ -41,6 +41,9 @@ func TestContract(t *testing.T) {
 	storetest.RunAgent(t, func(t *testing.T) storetest.AgentUnderTest {
 		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
 	})
+	storetest.RunMonitors(t, func(t *testing.T) storetest.MonitorsUnderTest {
+		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
+	})
 	storetest.RunWorkers(t, func(t *testing.T) store.WorkerStore {
 		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
 	})

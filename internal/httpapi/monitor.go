@@ -1,0 +1,613 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strconv"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/firegate/firegate/internal/monitor"
+	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/webhook"
+)
+
+// Monitors serves the /v2/monitor routes; *monitor.Service implements it.
+type Monitors interface {
+	Create(ctx context.Context, teamID string, in monitor.Input) (monitor.View, error)
+	List(ctx context.Context, teamID string, limit, offset int) ([]monitor.View, error)
+	Get(ctx context.Context, teamID, id string) (monitor.View, error)
+	Update(ctx context.Context, teamID, id string, p monitor.Patch) (monitor.View, error)
+	Delete(ctx context.Context, teamID, id string) error
+	Run(ctx context.Context, teamID, id string) (monitor.CheckView, error)
+	Checks(ctx context.Context, teamID, id, status string, limit, offset int) ([]monitor.CheckView, error)
+	Check(ctx context.Context, teamID, id, checkID, status string, skip, limit int) (monitor.CheckDetail, bool, error)
+}
+
+// Bounds of the monitor body (reference §5.12) and this server's own.
+const (
+	maxMonitorName       = 256
+	maxMonitorTargets    = 50
+	maxMonitorGoal       = 2000
+	maxMonitorRecipients = 25
+	maxSearchQueries     = 12
+	maxSearchQuery       = 256
+	maxSearchResults     = 50
+	maxSearchDomains     = 50
+	defaultRetentionDays = 30
+	maxRetentionDays     = 365
+	// maxMonitorURLs bounds the pages of one check (this server's bound:
+	// the reference gives none).
+	maxMonitorURLs = 1000
+	// Page sizes of the list routes.
+	defaultMonitorList = 25
+	maxMonitorList     = 100
+	defaultCheckPages  = 100
+	maxCheckPages      = 1000
+)
+
+var (
+	monitorKeys = keysIn("name", "schedule", "targets", "webhook", "notification", "retentionDays", "goal", "judgeEnabled",
+		"origin", "integration")
+	patchKeys = keysIn("name", "schedule", "targets", "webhook", "notification", "retentionDays", "goal", "judgeEnabled",
+		"status", "origin", "integration")
+)
+
+func (s *Server) monitorRoutes(r chi.Router) {
+	r.Post("/monitor", s.handle(s.handleCreateMonitor))
+	r.Get("/monitor", s.handle(s.handleListMonitors))
+	r.Get("/monitor/{id}", s.handle(s.handleGetMonitor))
+	r.Patch("/monitor/{id}", s.handle(s.handleUpdateMonitor))
+	r.Delete("/monitor/{id}", s.handle(s.handleDeleteMonitor))
+	r.Post("/monitor/{id}/run", s.handle(s.handleRunMonitor))
+	r.Get("/monitor/{id}/checks", s.handle(s.handleMonitorChecks))
+	r.Get("/monitor/{id}/checks/{checkId}", s.handle(s.handleMonitorCheck))
+}
+
+// isMonitorRoute reports whether a notImplemented pattern is a monitor
+// route.
+func isMonitorRoute(p string) bool { return p == "/monitor" || p == "/monitor/*" }
+
+// errUnsupported is a 501 for a part of a valid body this server does not
+// do yet.
+func errUnsupported(path []any, msg string) *Error {
+	return &Error{Status: http.StatusNotImplemented, Code: "NOT_IMPLEMENTED", Message: msg,
+		Details: []FieldError{{Path: path, Message: msg, Code: "not_supported"}}}
+}
+
+type monitorBody struct {
+	in          monitor.Input
+	patch       monitor.Patch
+	unsupported *Error
+	zdr         bool
+}
+
+// monitorRequest validates a create body, or with patch a PATCH body.
+func (v *validator) monitorRequest(m jsonObject, patch bool) monitorBody {
+	var b monitorBody
+	// origin and integration (the SDK adds origin to every body) are
+	// bookkeeping: validated, not stored.
+	v.bookkeeping(nil, m)
+	if patch {
+		v.checkKeys(nil, m, patchKeys)
+		changes := 0
+		for _, f := range m {
+			if f.key != "origin" && f.key != "integration" {
+				changes++
+			}
+		}
+		if changes == 0 {
+			v.addCustom(nil, codeCustom, "The update is empty: send at least one field to change")
+			return b
+		}
+	} else {
+		v.checkKeys(nil, m, monitorKeys)
+	}
+	if !patch || present(m, "name") {
+		if name, ok := v.reqString(nil, m, "name", 1, maxMonitorName); ok {
+			b.in.Name = name
+			b.patch.Name = &name
+		}
+	}
+	if !patch || present(m, "schedule") {
+		if sched, ok := v.schedule(m); ok {
+			b.in.Schedule = sched
+			b.patch.Schedule = &sched
+		}
+	}
+	if !patch || present(m, "targets") {
+		targets, unsupported, zdr := v.monitorTargets(m)
+		b.in.Config.Targets, b.patch.Targets = targets, targets
+		b.unsupported, b.zdr = unsupported, zdr
+		if patch && targets == nil && !v.failed() {
+			b.patch.Targets = []monitor.Target{}
+		}
+	}
+	if present(m, "webhook") {
+		if spec := v.webhook(m); spec != nil {
+			b.in.Config.Webhook = spec
+			b.patch.Webhook = &spec
+		}
+	} else if raw := m.get("webhook"); patch && raw != nil {
+		var none *webhook.Spec
+		b.patch.Webhook = &none
+	}
+	if present(m, "notification") {
+		raw, unsupported := v.notification(m.get("notification"))
+		b.in.Config.Notification = raw
+		b.patch.Notification = &raw
+		if b.unsupported == nil {
+			b.unsupported = unsupported
+		}
+	} else if raw := m.get("notification"); patch && raw != nil {
+		null := json.RawMessage("null")
+		b.patch.Notification = &null
+	}
+	b.in.RetentionDays = defaultRetentionDays
+	if n, ok := v.optInt(nil, m, "retentionDays", 1, maxRetentionDays); ok {
+		days := int(n)
+		b.in.RetentionDays = days
+		b.patch.RetentionDays = &days
+	}
+	if present(m, "goal") {
+		if goal, ok := v.strLen([]any{"goal"}, m.get("goal"), 0, maxMonitorGoal); ok {
+			b.in.Config.Goal = goal
+			b.patch.Goal = &goal
+		}
+	} else if raw := m.get("goal"); patch && raw != nil {
+		empty := ""
+		b.patch.Goal = &empty
+	}
+	b.in.Config.JudgeEnabled = b.in.Config.Goal != ""
+	if present(m, "judgeEnabled") {
+		if on, ok := v.boolean([]any{"judgeEnabled"}, m.get("judgeEnabled")); ok {
+			b.in.Config.JudgeEnabled = on
+			b.patch.JudgeEnabled = &on
+		}
+	}
+	if patch && present(m, "status") {
+		if st, ok := v.enum([]any{"status"}, m.get("status"), "active", "paused"); ok {
+			b.patch.Status = &st
+		}
+	}
+	if !patch && !v.failed() && b.in.Config.Goal == "" {
+		for i, t := range b.in.Config.Targets {
+			if t.Type == monitor.TargetSearch {
+				v.addCustom([]any{"targets", i}, codeCustom, "goal is required when the monitor has a search target")
+				break
+			}
+		}
+	}
+	return b
+}
+
+// schedule reads the required schedule object.
+func (v *validator) schedule(m jsonObject) (monitor.Schedule, bool) {
+	p := []any{"schedule"}
+	if !present(m, "schedule") {
+		v.required(p, "object")
+		return monitor.Schedule{}, false
+	}
+	o, ok := v.object(p, m.get("schedule"))
+	if !ok {
+		return monitor.Schedule{}, false
+	}
+	v.checkKeys(p, o, keysIn("cron", "text", "timezone"))
+	cronExpr, _ := v.optString(p, o, "cron")
+	text, _ := v.optString(p, o, "text")
+	tz, _ := v.optString(p, o, "timezone")
+	if v.failed() {
+		return monitor.Schedule{}, false
+	}
+	sched, err := monitor.ParseSchedule(cronExpr, text, tz)
+	if err != nil {
+		var se *monitor.ScheduleError
+		if errors.As(err, &se) {
+			v.addCustom(at(p, se.Field), codeCustom, "schedule."+se.Field+": "+se.Reason)
+		} else {
+			v.addCustom(p, codeCustom, err.Error())
+		}
+		return monitor.Schedule{}, false
+	}
+	return sched, true
+}
+
+// monitorTargets reads the required targets array. unsupported is set for
+// a valid target of a type this server does not run yet; zdr when a
+// target asks for zero data retention.
+func (v *validator) monitorTargets(m jsonObject) (targets []monitor.Target, unsupported *Error, zdr bool) {
+	p := []any{"targets"}
+	if !present(m, "targets") {
+		v.required(p, "array")
+		return nil, nil, false
+	}
+	items, ok := v.array(p, m.get("targets"))
+	if !ok {
+		return nil, nil, false
+	}
+	switch {
+	case len(items) == 0:
+		v.add(p, codeTooSmall, "Array must contain at least 1 element(s)")
+		return nil, nil, false
+	case len(items) > maxMonitorTargets:
+		v.add(p, codeTooBig, "Array must contain at most "+strconv.Itoa(maxMonitorTargets)+" element(s)")
+		return nil, nil, false
+	}
+	ids := map[string]bool{}
+	urls := 0
+	for i, raw := range items {
+		tp := at(p, i)
+		o, ok := v.object(tp, raw)
+		if !ok {
+			continue
+		}
+		typ := ""
+		if !present(o, "type") {
+			v.add(at(tp, "type"), codeInvalidDiscriminator, "Invalid discriminator value. Expected 'scrape' | 'crawl' | 'search'")
+			continue
+		}
+		if typ, ok = v.enum(at(tp, "type"), o.get("type"), monitor.TargetScrape, monitor.TargetCrawl, monitor.TargetSearch); !ok {
+			continue
+		}
+		t := monitor.Target{Type: typ, ID: monitorTargetID(i)}
+		if present(o, "id") {
+			if id, ok := v.strLen(at(tp, "id"), o.get("id"), 1, 256); ok {
+				t.ID = id
+			}
+		}
+		if ids[t.ID] {
+			v.addCustom(at(tp, "id"), codeCustom, "Target ids must be unique; "+strconv.Quote(t.ID)+" is used twice")
+		}
+		ids[t.ID] = true
+		echo := map[string]any{"type": typ, "id": t.ID}
+		switch typ {
+		case monitor.TargetScrape:
+			v.checkKeys(tp, o, keysIn("type", "id", "urls", "scrapeOptions"))
+			t.URLs = v.targetURLs(tp, o)
+			urls += len(t.URLs)
+			echo["urls"] = t.URLs
+			t.Scrape = v.targetScrapeOptions(tp, o, echo)
+		case monitor.TargetCrawl:
+			v.checkKeys(tp, o, keysIn("type", "id", "url", "crawlOptions", "scrapeOptions"))
+			echo["url"] = v.url(tp, o)
+			if present(o, "crawlOptions") {
+				if _, ok := v.object(at(tp, "crawlOptions"), o.get("crawlOptions")); ok {
+					echo["crawlOptions"] = o.get("crawlOptions")
+				}
+			}
+			t.Scrape = v.targetScrapeOptions(tp, o, echo)
+			if unsupported == nil {
+				unsupported = errUnsupported(at(tp, "type"), "crawl targets are not supported by this server's monitors yet: list the pages in a scrape target instead")
+			}
+		case monitor.TargetSearch:
+			v.checkKeys(tp, o, keysIn("type", "id", "queries", "searchWindow", "maxResults", "includeDomains", "excludeDomains"))
+			v.searchTarget(tp, o, echo)
+			if unsupported == nil {
+				unsupported = errUnsupported(at(tp, "type"), "search targets are not supported by this server's monitors yet")
+			}
+		}
+		zdr = zdr || t.Scrape.ZeroDataRetention
+		t.Echo, _ = json.Marshal(echo)
+		targets = append(targets, t)
+	}
+	if urls > maxMonitorURLs {
+		v.addCustom(p, codeTooBig, "A monitor may check at most "+strconv.Itoa(maxMonitorURLs)+" URLs; its targets list "+strconv.Itoa(urls))
+	}
+	return targets, unsupported, zdr
+}
+
+func monitorTargetID(i int) string { return "target-" + strconv.Itoa(i+1) }
+
+// targetURLs reads a scrape target's urls (at least one).
+func (v *validator) targetURLs(tp []any, o jsonObject) []string {
+	p := at(tp, "urls")
+	if !present(o, "urls") {
+		v.required(p, "array")
+		return nil
+	}
+	list, ok := v.stringList(p, o.get("urls"), maxMonitorURLs)
+	if !ok {
+		return nil
+	}
+	if len(list) == 0 {
+		v.add(p, codeTooSmall, "Array must contain at least 1 element(s)")
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	seen := map[string]bool{}
+	for i, s := range list {
+		u, ok := normalizeURL(s)
+		if !ok {
+			v.addCustom(at(p, i), codeInvalidString, msgInvalidURL)
+			continue
+		}
+		if !seen[u] {
+			seen[u] = true
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// targetScrapeOptions reads a target's optional scrapeOptions, echoing
+// them as sent.
+func (v *validator) targetScrapeOptions(tp []any, o jsonObject, echo map[string]any) scrape.Options {
+	if !present(o, "scrapeOptions") {
+		return v.scrapeOptions(at(tp, "scrapeOptions"), nil)
+	}
+	echo["scrapeOptions"] = o.get("scrapeOptions")
+	return v.nestedScrapeOptions(at(tp, "scrapeOptions"), o.get("scrapeOptions"))
+}
+
+// searchTarget validates a search target's fields into echo.
+func (v *validator) searchTarget(tp []any, o jsonObject, echo map[string]any) {
+	qp := at(tp, "queries")
+	if !present(o, "queries") {
+		v.required(qp, "array")
+	} else if qs, ok := v.stringList(qp, o.get("queries"), maxSearchQueries); ok {
+		if len(qs) == 0 {
+			v.add(qp, codeTooSmall, "Array must contain at least 1 element(s)")
+		}
+		for i, q := range qs {
+			if n := jsLen(q); n < 1 || n > maxSearchQuery {
+				v.add(at(qp, i), codeTooBig, "String must contain 1 to "+strconv.Itoa(maxSearchQuery)+" character(s)")
+			}
+		}
+		echo["queries"] = qs
+	}
+	echo["searchWindow"] = v.optEnum(tp, o, "searchWindow", "24h", "5m", "15m", "1h", "6h", "24h", "7d")
+	echo["maxResults"] = 10
+	if n, ok := v.optInt(tp, o, "maxResults", 1, maxSearchResults); ok {
+		echo["maxResults"] = n
+	}
+	for _, k := range []string{"includeDomains", "excludeDomains"} {
+		if present(o, k) {
+			if list, ok := v.stringList(at(tp, k), o.get(k), maxSearchDomains); ok {
+				echo[k] = list
+			}
+		}
+	}
+}
+
+// notification validates {email:{enabled, recipients, includeDiffs}} and
+// returns it normalized; enabled email answers 501 (no SMTP relay yet).
+func (v *validator) notification(raw json.RawMessage) (json.RawMessage, *Error) {
+	p := []any{"notification"}
+	o, ok := v.object(p, raw)
+	if !ok {
+		return nil, nil
+	}
+	v.checkKeys(p, o, keysIn("email"))
+	out := map[string]any{}
+	var unsupported *Error
+	if present(o, "email") {
+		ep := at(p, "email")
+		e, ok := v.object(ep, o.get("email"))
+		if !ok {
+			return nil, nil
+		}
+		v.checkKeys(ep, e, keysIn("enabled", "recipients", "includeDiffs"))
+		enabled := v.optBool(ep, e, "enabled", false)
+		recipients := []string{}
+		if present(e, "recipients") {
+			if list, ok := v.stringList(at(ep, "recipients"), e.get("recipients"), maxMonitorRecipients); ok {
+				for i, addr := range list {
+					a, err := mail.ParseAddress(addr)
+					if err != nil || a.Address != addr {
+						v.addCustom(at(ep, "recipients", i), codeInvalidString, "Invalid email")
+						continue
+					}
+					recipients = append(recipients, addr)
+				}
+			}
+		}
+		out["email"] = map[string]any{"enabled": enabled, "recipients": recipients,
+			"includeDiffs": v.optBool(ep, e, "includeDiffs", false)}
+		if enabled {
+			unsupported = errUnsupported(at(ep, "enabled"),
+				"Email notifications are not available on this server yet: use the webhook (monitor.page, monitor.check.completed) instead")
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b, unsupported
+}
+
+// monitorQuery reads limit (lo..hi, default def) and offset or skip.
+func monitorQuery(r *http.Request, def, hi int, skipName string) (limit, skip int, err error) {
+	q := r.URL.Query()
+	limit = def
+	if s := q.Get("limit"); s != "" {
+		n, convErr := strconv.Atoi(s)
+		if convErr != nil || n < 1 || n > hi {
+			return 0, 0, badQuery("limit", "limit must be an integer from 1 to "+strconv.Itoa(hi))
+		}
+		limit = n
+	}
+	if s := q.Get(skipName); s != "" {
+		n, convErr := strconv.Atoi(s)
+		if convErr != nil || n < 0 {
+			return 0, 0, badQuery(skipName, skipName+" must be a non-negative integer")
+		}
+		skip = n
+	}
+	return limit, skip, nil
+}
+
+// statusQuery reads the optional status filter among allowed.
+func statusQuery(r *http.Request, allowed ...string) (string, error) {
+	s := r.URL.Query().Get("status")
+	if s == "" {
+		return "", nil
+	}
+	for _, a := range allowed {
+		if s == a {
+			return s, nil
+		}
+	}
+	return "", badQuery("status", "status must be one of "+joinQuoted(allowed))
+}
+
+func joinQuoted(list []string) string {
+	out := ""
+	for i, s := range list {
+		if i > 0 {
+			out += ", "
+		}
+		out += strconv.Quote(s)
+	}
+	return out
+}
+
+func (s *Server) readMonitorBody(r *http.Request, patch bool) (monitorBody, error) {
+	fields, apiErr := readJSONObject(r.Body)
+	if apiErr != nil {
+		return monitorBody{}, apiErr
+	}
+	var v validator
+	b := v.monitorRequest(fields, patch)
+	if err := v.err(); err != nil {
+		return monitorBody{}, err
+	}
+	if b.unsupported != nil {
+		return monitorBody{}, b.unsupported
+	}
+	team := teamFrom(r.Context())
+	if b.zdr && !team.Unlimited && !team.Limits.ZeroDataRetention {
+		return monitorBody{}, errZDRNotEnabled
+	}
+	return b, nil
+}
+
+func (s *Server) handleCreateMonitor(w http.ResponseWriter, r *http.Request) error {
+	b, err := s.readMonitorBody(r, false)
+	if err != nil {
+		return err
+	}
+	m, err := s.monitors.Create(r.Context(), teamFrom(r.Context()).ID, b.in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": m})
+	return nil
+}
+
+func (s *Server) handleListMonitors(w http.ResponseWriter, r *http.Request) error {
+	limit, offset, err := monitorQuery(r, defaultMonitorList, maxMonitorList, "offset")
+	if err != nil {
+		return err
+	}
+	list, err := s.monitors.List(r.Context(), teamFrom(r.Context()).ID, limit, offset)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": list})
+	return nil
+}
+
+func (s *Server) handleGetMonitor(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.monitors.Get(r.Context(), teamFrom(r.Context()).ID, chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": m})
+	return nil
+}
+
+func (s *Server) handleUpdateMonitor(w http.ResponseWriter, r *http.Request) error {
+	b, err := s.readMonitorBody(r, true)
+	if err != nil {
+		return err
+	}
+	m, err := s.monitors.Update(r.Context(), teamFrom(r.Context()).ID, chi.URLParam(r, "id"), b.patch)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": m})
+	return nil
+}
+
+func (s *Server) handleDeleteMonitor(w http.ResponseWriter, r *http.Request) error {
+	if err := s.monitors.Delete(r.Context(), teamFrom(r.Context()).ID, chi.URLParam(r, "id")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true})
+	return nil
+}
+
+func (s *Server) handleRunMonitor(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.monitors.Run(r.Context(), teamFrom(r.Context()).ID, chi.URLParam(r, "id"))
+	var running *monitor.RunningError
+	if errors.As(err, &running) {
+		writeJSON(w, http.StatusConflict, map[string]any{"success": false, "code": "MONITOR_CHECK_RUNNING",
+			"error": running.Error(), "checkId": running.CheckID})
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": c.ID, "data": c})
+	return nil
+}
+
+// checkStatuses and pageStatuses are the status filters of the checks and
+// check routes.
+var (
+	checkStatuses = []string{"queued", "running", "completed", "failed", "partial", "skipped_overlap", "skipped_no_credits"}
+	pageStatuses  = []string{"same", "new", "changed", "removed", "error"}
+)
+
+func (s *Server) handleMonitorChecks(w http.ResponseWriter, r *http.Request) error {
+	limit, offset, err := monitorQuery(r, defaultMonitorList, maxMonitorList, "offset")
+	if err != nil {
+		return err
+	}
+	status, err := statusQuery(r, checkStatuses...)
+	if err != nil {
+		return err
+	}
+	list, err := s.monitors.Checks(r.Context(), teamFrom(r.Context()).ID, chi.URLParam(r, "id"), status, limit, offset)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": list})
+	return nil
+}
+
+func (s *Server) handleMonitorCheck(w http.ResponseWriter, r *http.Request) error {
+	limit, skip, err := monitorQuery(r, defaultCheckPages, maxCheckPages, "skip")
+	if err != nil {
+		return err
+	}
+	status, err := statusQuery(r, pageStatuses...)
+	if err != nil {
+		return err
+	}
+	d, more, err := s.monitors.Check(r.Context(), teamFrom(r.Context()).ID, chi.URLParam(r, "id"),
+		chi.URLParam(r, "checkId"), status, skip, limit)
+	if err != nil {
+		return err
+	}
+	var next *string
+	if more {
+		q := url.Values{}
+		q.Set("skip", strconv.Itoa(skip+len(d.Pages)))
+		q.Set("limit", strconv.Itoa(limit))
+		if status != "" {
+			q.Set("status", status)
+		}
+		n := s.baseURL(r) + r.URL.Path + "?" + q.Encode()
+		next = &n
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "data": checkDetail{d, next}, "next": next})
+	return nil
+}
+
+// checkDetail is a check with its pages and the next page's URL.
+type checkDetail struct {
+	monitor.CheckDetail
+	Next *string `json:"next"`
+}

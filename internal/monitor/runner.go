@@ -1,0 +1,693 @@
+package monitor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/changetrack"
+	"github.com/firegate/firegate/internal/queue"
+	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/webhook"
+)
+
+// Scraper scrapes one page; *scrape.Engine implements it.
+type Scraper interface {
+	Scrape(ctx context.Context, opts scrape.Options) (*scrape.Document, error)
+}
+
+// WebhookSender delivers one webhook body; *webhook.Sender implements it.
+type WebhookSender interface {
+	Send(ctx context.Context, spec webhook.Spec, body []byte) error
+}
+
+// Webhook event types.
+const (
+	EventPage           = "monitor.page"
+	EventCheckCompleted = "monitor.check.completed"
+)
+
+// Page statuses (changetrack's plus error).
+const PageError = "error"
+
+// RunnerConfig are the collaborators of a Runner.
+type RunnerConfig struct {
+	Store   Store
+	Scraper Scraper
+	// Ledger, when nil, charges nothing.
+	Ledger Ledger
+	// Webhooks, when nil, sends no webhooks.
+	Webhooks WebhookSender
+	// Now is the clock of the scheduler and the checks; default time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+	// PageConcurrency is how many pages of one check are scraped at once;
+	// default 4.
+	PageConcurrency int
+	// PageTimeout bounds one page's scrape; default 2 minutes.
+	PageTimeout time.Duration
+	// CheckTimeout bounds one check; default 30 minutes.
+	CheckTimeout time.Duration
+}
+
+// Runner runs the scheduler and the check and webhook workers.
+type Runner struct {
+	cfg RunnerConfig
+	q   Enqueuer
+
+	mu        sync.Mutex
+	lastPurge time.Time
+}
+
+// NewRunner builds a runner; Bind it to the queue before starting it.
+func NewRunner(cfg RunnerConfig) *Runner {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.PageConcurrency <= 0 {
+		cfg.PageConcurrency = 4
+	}
+	if cfg.PageTimeout <= 0 {
+		cfg.PageTimeout = 2 * time.Minute
+	}
+	if cfg.CheckTimeout <= 0 {
+		cfg.CheckTimeout = 30 * time.Minute
+	}
+	return &Runner{cfg: cfg}
+}
+
+// Bind sets the queue checks and webhooks are enqueued on.
+func (r *Runner) Bind(q Enqueuer) { r.q = q }
+
+// Register adds the monitor workers.
+func (r *Runner) Register(w *river.Workers) {
+	river.AddWorker(w, &checkWorker{r: r})
+	river.AddWorker(w, &webhookWorker{r: r})
+}
+
+func (r *Runner) now() time.Time { return r.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// checkArgs run one check.
+type checkArgs struct {
+	Check string `json:"check"`
+}
+
+func (checkArgs) Kind() string { return "monitor_check" }
+
+// InsertOpts make a check's job unique: a check enqueued again (by the
+// sweep, or a scheduler racing a manual run) runs once.
+func (checkArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: queue.Control, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+func enqueueCheck(ctx context.Context, q Enqueuer, id string) error {
+	if q == nil {
+		return errors.New("monitor: no queue")
+	}
+	return q.Insert(context.WithoutCancel(ctx), checkArgs{Check: id}, nil)
+}
+
+// webhookArgs deliver one webhook body.
+type webhookArgs struct {
+	Check string          `json:"check"`
+	Event string          `json:"event"`
+	Spec  webhook.Spec    `json:"spec"`
+	Body  json.RawMessage `json:"body"`
+}
+
+func (webhookArgs) Kind() string { return "monitor_webhook" }
+func (webhookArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: queue.Control, MaxAttempts: webhook.MaxAttempts}
+}
+
+// Scheduling bounds.
+const (
+	dueBatch   = 100
+	sweepAfter = time.Minute
+	purgeEvery = time.Hour
+)
+
+// Tick starts the checks due now: for each due monitor it claims the slot
+// (the store's compare-and-set of next_run_at, so of several schedulers
+// one wins) and moves next_run_at to the first run after now, so slots
+// missed while no scheduler ran give one check, not one per slot. It also
+// re-enqueues checks left queued (an insert lost to a crash) and, hourly,
+// purges checks past their retention.
+func (r *Runner) Tick(ctx context.Context) error {
+	now := r.now()
+	due, err := r.cfg.Store.DueMonitors(ctx, now, dueBatch)
+	if err != nil {
+		return err
+	}
+	for _, m := range due {
+		r.startScheduled(ctx, m, now)
+	}
+	ids, err := r.cfg.Store.QueuedChecks(ctx, now.Add(-sweepAfter), dueBatch)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := enqueueCheck(ctx, r.q, id); err != nil {
+			r.cfg.Log.WarnContext(ctx, "monitor: re-enqueue check", "check_id", id, "err", err)
+		}
+	}
+	r.mu.Lock()
+	purge := now.Sub(r.lastPurge) >= purgeEvery
+	if purge {
+		r.lastPurge = now
+	}
+	r.mu.Unlock()
+	if purge {
+		n, err := r.cfg.Store.DeleteExpiredChecks(ctx, now)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			r.cfg.Log.InfoContext(ctx, "monitor: expired checks purged", "checks", n)
+		}
+	}
+	return nil
+}
+
+func (r *Runner) startScheduled(ctx context.Context, m store.Monitor, now time.Time) {
+	log := r.cfg.Log.With("monitor_id", m.ID)
+	sched, err := ParseSchedule(m.Cron, "", m.Timezone)
+	if err != nil {
+		log.ErrorContext(ctx, "monitor: stored schedule", "err", err)
+		return
+	}
+	var cfg Config
+	if err := json.Unmarshal(m.Config, &cfg); err != nil {
+		log.ErrorContext(ctx, "monitor: stored config", "err", err)
+		return
+	}
+	c, err := r.cfg.Store.StartCheck(ctx, store.CheckStart{
+		TeamID: m.TeamID, MonitorID: m.ID, DueAt: m.NextRunAt, NextRunAt: nonZero(sched.Next(now)),
+		Check: store.MonitorCheck{ID: newID(), Trigger: store.TriggerScheduled, ScheduledFor: m.NextRunAt,
+			EstimatedCredits: CheckCost(cfg), CreatedAt: now},
+	})
+	switch {
+	case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrMonitorPaused), errors.Is(err, store.ErrNotFound):
+		return // another scheduler took the slot, or the monitor changed
+	case err != nil:
+		log.ErrorContext(ctx, "monitor: start check", "err", err)
+		return
+	}
+	if c.Status == store.CheckSkippedOverlap {
+		log.InfoContext(ctx, "monitor: check skipped, the previous one still runs", "check_id", c.ID)
+		r.notify(ctx, cfg.Webhook, EventCheckCompleted, c.ID, true, completedData(m.ID, c.ID, c.Status, Summary{}))
+		return
+	}
+	if err := enqueueCheck(ctx, r.q, c.ID); err != nil {
+		log.WarnContext(ctx, "monitor: enqueue check (the sweep retries)", "check_id", c.ID, "err", err)
+	}
+}
+
+// Run ticks every interval until ctx ends.
+func (r *Runner) Run(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := r.Tick(ctx); err != nil && ctx.Err() == nil {
+			r.cfg.Log.WarnContext(ctx, "monitor: scheduler tick", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+type checkWorker struct {
+	river.WorkerDefaults[checkArgs]
+	r *Runner
+}
+
+func (w *checkWorker) Timeout(*river.Job[checkArgs]) time.Duration { return w.r.cfg.CheckTimeout }
+
+func (w *checkWorker) Work(ctx context.Context, job *river.Job[checkArgs]) error {
+	err := w.r.RunCheck(ctx, job.Args.Check)
+	if err != nil && job.Attempt >= job.MaxAttempts {
+		// The last attempt: end the check as failed, or the monitor would
+		// skip every later slot as an overlap.
+		now := w.r.now()
+		sb, _ := json.Marshal(Summary{})
+		_, ferr := w.r.cfg.Store.FinishCheck(context.WithoutCancel(ctx), store.MonitorCheck{ID: job.Args.Check,
+			Status: store.CheckFailed, FinishedAt: &now, Summary: sb, BillingStatus: "not_applicable",
+			Error: "The check could not be completed: " + err.Error()})
+		if ferr != nil {
+			w.r.cfg.Log.ErrorContext(ctx, "monitor: fail check", "check_id", job.Args.Check, "err", ferr)
+		}
+	}
+	return err
+}
+
+type webhookWorker struct {
+	river.WorkerDefaults[webhookArgs]
+	r *Runner
+}
+
+func (w *webhookWorker) Work(ctx context.Context, job *river.Job[webhookArgs]) error {
+	if w.r.cfg.Webhooks == nil {
+		return nil
+	}
+	err := w.r.cfg.Webhooks.Send(ctx, job.Args.Spec, job.Args.Body)
+	if err == nil {
+		return nil
+	}
+	w.r.cfg.Log.WarnContext(ctx, "monitor: webhook delivery failed", "check_id", job.Args.Check,
+		"event", job.Args.Event, "attempt", job.Attempt, "err", err)
+	if webhook.Permanent(err) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// NextRetry follows the webhook backoff schedule.
+func (w *webhookWorker) NextRetry(job *river.Job[webhookArgs]) time.Time {
+	return time.Now().Add(webhook.Backoff(job.Attempt))
+}
+
+func (w *webhookWorker) Timeout(*river.Job[webhookArgs]) time.Duration {
+	return webhook.DefaultTimeout + 5*time.Second
+}
+
+// notify queues one webhook delivery when the monitor has a webhook that
+// wants the event.
+func (r *Runner) notify(ctx context.Context, spec *webhook.Spec, event, checkID string, success bool, data any) {
+	if spec == nil || spec.IsZero() || !spec.Wants(event) || r.cfg.Webhooks == nil || r.q == nil {
+		return
+	}
+	body, err := webhook.Envelope(*spec, webhook.Event{Type: event, JobID: checkID, Success: success, Data: []any{data}}, newID())
+	if err != nil {
+		r.cfg.Log.ErrorContext(ctx, "monitor: webhook envelope", "check_id", checkID, "err", err)
+		return
+	}
+	var opts *river.InsertOpts
+	if event == EventCheckCompleted {
+		// After the page events queued before it.
+		opts = &river.InsertOpts{ScheduledAt: time.Now().Add(time.Second)}
+	}
+	if err := r.q.Insert(context.WithoutCancel(ctx), webhookArgs{Check: checkID, Event: event, Spec: *spec, Body: body}, opts); err != nil {
+		r.cfg.Log.ErrorContext(ctx, "monitor: queue webhook", "check_id", checkID, "event", event, "err", err)
+	}
+}
+
+// completedPayload is the data item of monitor.check.completed.
+type completedPayload struct {
+	MonitorID string  `json:"monitorId"`
+	CheckID   string  `json:"checkId"`
+	Status    string  `json:"status"`
+	Summary   Summary `json:"summary"`
+}
+
+func completedData(monitorID, checkID, status string, s Summary) completedPayload {
+	return completedPayload{MonitorID: monitorID, CheckID: checkID, Status: status, Summary: s}
+}
+
+// pagePayload is the data item of monitor.page.
+type pagePayload struct {
+	MonitorID        string          `json:"monitorId"`
+	CheckID          string          `json:"checkId"`
+	URL              string          `json:"url"`
+	Status           string          `json:"status"`
+	PreviousScrapeID *string         `json:"previousScrapeId"`
+	CurrentScrapeID  *string         `json:"currentScrapeId"`
+	Error            *string         `json:"error"`
+	IsMeaningful     *bool           `json:"isMeaningful"`
+	Judgment         json.RawMessage `json:"judgment"`
+	Diff             json.RawMessage `json:"diff"`
+}
+
+// targetResult is one entry of a check's targetResults.
+type targetResult struct {
+	TargetID     string   `json:"targetId"`
+	Type         string   `json:"type"`
+	ExpectedJobs []string `json:"expectedJobs,omitempty"`
+	Error        string   `json:"error,omitempty"`
+}
+
+// RunCheck runs one queued check to its end. It is the check job's body;
+// a check that is not queued or running (finished, or claimed by nobody)
+// is left alone.
+func (r *Runner) RunCheck(ctx context.Context, id string) error {
+	c, ok, err := r.cfg.Store.ClaimCheck(ctx, id, r.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil || !ok {
+		return err
+	}
+	log := r.cfg.Log.With("check_id", c.ID, "monitor_id", c.MonitorID)
+	m, err := r.cfg.Store.Monitor(ctx, c.TeamID, c.MonitorID)
+	if errors.Is(err, store.ErrNotFound) {
+		return r.finish(ctx, c, store.CheckFailed, Summary{}, nil, "The monitor was deleted", nil)
+	}
+	if err != nil {
+		return err
+	}
+	var cfg Config
+	if err := json.Unmarshal(m.Config, &cfg); err != nil {
+		return r.finish(ctx, c, store.CheckFailed, Summary{}, nil, "The monitor's stored configuration is unreadable", &cfg)
+	}
+	est := CheckCost(cfg)
+	if r.cfg.Ledger != nil && est > 0 {
+		if err := r.cfg.Ledger.Check(ctx, c.TeamID, est); err != nil {
+			if errors.Is(err, billing.ErrInsufficientCredits) {
+				c.BillingStatus = "not_applicable"
+				return r.finish(ctx, c, store.CheckSkippedCredits, Summary{}, nil,
+					fmt.Sprintf("Insufficient credits: this check is estimated at %d credits", est), &cfg)
+			}
+			return r.finish(ctx, c, store.CheckFailed, Summary{}, nil, "Credits could not be checked: "+err.Error(), &cfg)
+		}
+		c.ReservedCredits = &est
+	}
+
+	var (
+		sum     Summary
+		results []targetResult
+		actual  int64
+	)
+	for _, t := range cfg.Targets {
+		tr := targetResult{TargetID: t.ID, Type: t.Type}
+		if t.Type != TargetScrape {
+			tr.Error = t.Type + " targets are not supported on this server yet"
+			results = append(results, tr)
+			continue
+		}
+		pages, credits := r.scrapeTarget(ctx, c, m, cfg, t)
+		actual += credits
+		for _, p := range pages {
+			sum.TotalPages++
+			switch p.Status {
+			case changetrack.StatusSame:
+				sum.Same++
+			case changetrack.StatusChanged:
+				sum.Changed++
+			case changetrack.StatusNew:
+				sum.New++
+			case changetrack.StatusRemoved:
+				sum.Removed++
+			default:
+				sum.Error++
+			}
+		}
+		results = append(results, tr)
+	}
+	if ctx.Err() != nil {
+		// Cancelled (shutdown or timeout): the job is retried and the
+		// check, still running, is claimed again.
+		return ctx.Err()
+	}
+	status := store.CheckCompleted
+	errMsg := ""
+	switch {
+	case sum.TotalPages > 0 && sum.Error == sum.TotalPages:
+		status, errMsg = store.CheckFailed, "Every page of the check failed"
+	case sum.Error > 0:
+		status = store.CheckPartial
+	}
+	for _, tr := range results {
+		if tr.Error != "" {
+			if status == store.CheckCompleted {
+				status = store.CheckPartial
+			}
+			if errMsg == "" {
+				errMsg = tr.Error
+			}
+		}
+	}
+	if r.cfg.Ledger != nil {
+		c.ActualCredits = &actual
+		c.BillingStatus = "confirmed"
+	}
+	rb, _ := json.Marshal(results)
+	c.TargetResults = rb
+	if err := r.finish(ctx, c, status, sum, rb, errMsg, &cfg); err != nil {
+		return err
+	}
+	log.InfoContext(ctx, "monitor: check finished", "status", status, "pages", sum.TotalPages,
+		"changed", sum.Changed, "new", sum.New, "removed", sum.Removed, "errors", sum.Error, "credits", actual)
+	return nil
+}
+
+// finish records the check's end and sends monitor.check.completed.
+func (r *Runner) finish(ctx context.Context, c store.MonitorCheck, status string, sum Summary, results []byte, errMsg string, cfg *Config) error {
+	sb, _ := json.Marshal(sum)
+	now := r.now()
+	c.Status, c.Summary, c.TargetResults, c.Error, c.FinishedAt = status, sb, results, errMsg, &now
+	if c.BillingStatus == "" {
+		c.BillingStatus = "not_applicable"
+	}
+	ok, err := r.cfg.Store.FinishCheck(context.WithoutCancel(ctx), c)
+	if err != nil {
+		return err
+	}
+	if ok && cfg != nil && status != store.CheckSkippedCredits {
+		r.notify(ctx, cfg.Webhook, EventCheckCompleted, c.ID, sum.Error == 0 && status != store.CheckFailed,
+			completedData(c.MonitorID, c.ID, status, sum))
+	}
+	return nil
+}
+
+// scrapeTarget checks every URL of a scrape target, a few at a time, and
+// returns the pages in URL order with the credits charged.
+func (r *Runner) scrapeTarget(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target) ([]store.MonitorPage, int64) {
+	pages := make([]store.MonitorPage, len(t.URLs))
+	credits := make([]int64, len(t.URLs))
+	sem := make(chan struct{}, r.cfg.PageConcurrency)
+	var wg sync.WaitGroup
+	for i, u := range t.URLs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return nil, 0
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			pages[i], credits[i] = r.checkPage(ctx, c, m, cfg, t, u)
+		})
+	}
+	wg.Wait()
+	var total int64
+	for _, n := range credits {
+		total += n
+	}
+	return pages, total
+}
+
+// checkPage scrapes one URL, compares it with the monitor's previous
+// scrape of it, records the page, charges it and sends monitor.page.
+func (r *Runner) checkPage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target, u string) (store.MonitorPage, int64) {
+	now := r.now()
+	page := store.MonitorPage{ID: newID(), CheckID: c.ID, MonitorID: m.ID, TargetID: t.ID, URL: u, CreatedAt: now}
+	if last, err := r.cfg.Store.LastPage(ctx, m.ID, t.ID, u, c.ID); err == nil {
+		page.PreviousScrapeID = last.CurrentScrapeID
+	}
+	opts := pageOptions(t.Scrape, u, c.TeamID)
+	pctx, cancel := context.WithTimeout(ctx, r.cfg.PageTimeout)
+	doc, err := r.cfg.Scraper.Scrape(pctx, opts)
+	cancel()
+	var data pageData
+	var credits int64
+	if err != nil {
+		page.Status, page.Error = PageError, userMessage(err)
+	} else {
+		credits = int64(doc.Metadata.CreditsUsed)
+		if credits <= 0 {
+			credits = PageCost(opts)
+		}
+		if err := r.compare(ctx, c.TeamID, m.ID, t, u, doc, &page, &data, now); err != nil {
+			page.Status, page.Error = PageError, "The page could not be compared with its previous scrape"
+			r.cfg.Log.ErrorContext(ctx, "monitor: compare page", "check_id", c.ID, "url", u, "err", err)
+		}
+	}
+	page.Data, _ = json.Marshal(data)
+	if err := r.cfg.Store.SaveCheckPage(context.WithoutCancel(ctx), page); err != nil {
+		r.cfg.Log.ErrorContext(ctx, "monitor: save page", "check_id", c.ID, "url", u, "err", err)
+	}
+	if credits > 0 && r.cfg.Ledger != nil {
+		_, err := r.cfg.Ledger.Charge(context.WithoutCancel(ctx), store.Charge{
+			TeamID: c.TeamID, Credits: credits, Kind: "monitor",
+			IdempotencyKey: "monitor:" + c.ID + ":" + t.ID + ":" + u, Clamp: true,
+		})
+		if err != nil {
+			r.cfg.Log.ErrorContext(ctx, "monitor: charge", "check_id", c.ID, "err", err)
+		}
+	}
+	r.notify(ctx, cfg.Webhook, EventPage, c.ID, page.Status != PageError, pagePayload{
+		MonitorID: m.ID, CheckID: c.ID, URL: u, Status: page.Status,
+		PreviousScrapeID: strPtr(page.PreviousScrapeID), CurrentScrapeID: strPtr(page.CurrentScrapeID),
+		Error: strPtr(page.Error), Judgment: jsonNull, Diff: orNull(data.Diff),
+	})
+	return page, credits
+}
+
+// pageOptions are a target's scrape options for one URL: always fetched
+// afresh (a cached copy would hide the change the monitor looks for),
+// markdown always (the comparison needs it), and no changeTracking format
+// (the monitor compares itself, against its own snapshots).
+func pageOptions(o scrape.Options, u, teamID string) scrape.Options {
+	o.URL, o.TeamID = u, teamID
+	o.MaxAge, o.MinAge = 0, nil
+	formats := make([]scrape.Format, 0, len(o.Formats)+1)
+	hasMarkdown := false
+	for _, f := range o.Formats {
+		switch f.Type {
+		case scrape.FormatChangeTracking:
+			continue
+		case scrape.FormatMarkdown:
+			hasMarkdown = true
+		}
+		formats = append(formats, f)
+	}
+	if !hasMarkdown {
+		formats = append(formats, scrape.Format{Type: scrape.FormatMarkdown})
+	}
+	o.Formats = formats
+	return o
+}
+
+func hasJSONFormat(o scrape.Options) bool {
+	for _, f := range o.Formats {
+		if f.Type == scrape.FormatJSON {
+			return true
+		}
+	}
+	return false
+}
+
+// compare fills the page's status, scrape ids, diff and snapshot from the
+// document and the snapshot of the monitor's previous check, and saves the
+// document as the new snapshot (except for a removed page, whose last
+// content stays the reference).
+func (r *Runner) compare(ctx context.Context, teamID, monitorID string, t Target, u string, doc *scrape.Document, page *store.MonitorPage, data *pageData, now time.Time) error {
+	tag := "monitor:" + monitorID + ":" + t.ID
+	prev, err := r.cfg.Store.PreviousScrape(ctx, teamID, u, tag)
+	had := err == nil
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	md := ""
+	if doc.Markdown != nil {
+		md = *doc.Markdown
+	}
+	var cur []byte
+	if doc.JSON != nil && string(*doc.JSON) != "null" {
+		cur = *doc.JSON
+	}
+	page.StatusCode = doc.Metadata.StatusCode
+	page.CurrentScrapeID = doc.Metadata.ScrapeID
+	page.Status = changetrack.Status(had, prev.Markdown, md, doc.Metadata.StatusCode)
+	jsonMode := hasJSONFormat(t.Scrape)
+	var fields map[string]fieldDiff
+	if jsonMode && had && page.Status != changetrack.StatusRemoved {
+		fields = jsonFieldDiff(prev.JSON, cur)
+		if len(fields) > 0 && page.Status == changetrack.StatusSame {
+			page.Status = changetrack.StatusChanged
+		}
+	}
+	if page.Status == changetrack.StatusChanged {
+		d := map[string]any{}
+		if prev.Markdown != md {
+			cd := changetrack.Compute(prev.Markdown, md)
+			d["text"] = cd.Text
+			if !jsonMode {
+				d["json"] = cd.JSON
+			}
+		}
+		if jsonMode {
+			d["json"] = fields
+		}
+		data.Diff, _ = json.Marshal(d)
+	}
+	if jsonMode && cur != nil {
+		data.Snapshot, _ = json.Marshal(map[string]json.RawMessage{"json": cur})
+	}
+	if page.Status == changetrack.StatusRemoved {
+		return nil
+	}
+	return r.cfg.Store.SaveScrape(ctx, store.ScrapeSnapshot{TeamID: teamID, URL: u, Tag: tag, Markdown: md, JSON: cur, ScrapedAt: now})
+}
+
+// fieldDiff is one changed key of a json extraction.
+type fieldDiff struct {
+	Previous json.RawMessage `json:"previous"`
+	Current  json.RawMessage `json:"current"`
+}
+
+// jsonFieldDiff compares two extracted objects key by key (values compared
+// as canonical JSON); non-objects compare as the single key "".
+func jsonFieldDiff(prev, cur []byte) map[string]fieldDiff {
+	pm, pok := objectOf(prev)
+	cm, cok := objectOf(cur)
+	out := map[string]fieldDiff{}
+	if !pok || !cok {
+		if !jsonEqual(prev, cur) {
+			out[""] = fieldDiff{orNull(prev), orNull(cur)}
+		}
+		return out
+	}
+	keys := make([]string, 0, len(pm)+len(cm))
+	for k := range pm {
+		keys = append(keys, k)
+	}
+	for k := range cm {
+		if _, ok := pm[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !jsonEqual(pm[k], cm[k]) {
+			out[k] = fieldDiff{orNull(pm[k]), orNull(cm[k])}
+		}
+	}
+	return out
+}
+
+func objectOf(b []byte) (map[string]json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if len(b) == 0 || json.Unmarshal(b, &m) != nil || m == nil {
+		return nil, false
+	}
+	return m, true
+}
+
+// jsonEqual compares two JSON values whatever their spacing and key order.
+func jsonEqual(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return bytes.Equal(a, b)
+	}
+	ca, _ := json.Marshal(va)
+	cb, _ := json.Marshal(vb)
+	return bytes.Equal(ca, cb)
+}
+
+// userMessage is the text of a scrape error for the API user.
+func userMessage(err error) string {
+	var f *scrape.Failure
+	if errors.As(err, &f) && f.Msg != "" {
+		return f.Msg
+	}
+	return err.Error()
+}

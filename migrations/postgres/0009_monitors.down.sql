@@ -1,0 +1,3 @@
+DROP TABLE monitor_pages;
+DROP TABLE monitor_checks;
+DROP TABLE monitors;
