@@ -18,7 +18,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"image"
+	"image/jpeg"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -49,6 +52,7 @@ type config struct {
 	dur    time.Duration
 	wait   time.Duration
 	pageKB int
+	media  int
 	chrome string
 	bin    string
 	teams  int
@@ -62,6 +66,7 @@ func run() error {
 	flag.DurationVar(&c.dur, "d", 20*time.Second, "measuring time of each side (after a warm-up)")
 	flag.DurationVar(&c.wait, "wait", 100*time.Millisecond, "waitFor of every render")
 	flag.IntVar(&c.pageKB, "page-kb", 20, "size of the client-rendered content in KB")
+	flag.IntVar(&c.media, "media", 0, "images in the content (640x480 JPEG, a new URL each render), with a cacheable stylesheet and web font")
 	flag.StringVar(&c.chrome, "chrome", "", "Chrome binary (default: chromium on PATH)")
 	flag.StringVar(&c.bin, "bin", "", "firegate server binary (default: go build ./cmd/server)")
 	flag.IntVar(&c.tabs, "tabs", 0, "BROWSER_MAX_TABS of the server (default: -c)")
@@ -79,12 +84,12 @@ func run() error {
 			return errors.New("no Chrome found: set -chrome")
 		}
 	}
-	page, stop, err := servePage(c.pageKB * 1024)
+	page, stop, err := servePage(c.pageKB*1024, c.media)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	fmt.Printf("page %s (client-rendered, %d KB), concurrency %d, waitFor %v, %v per side\n\n", page, c.pageKB, c.conc, c.wait, c.dur)
+	fmt.Printf("page %s (client-rendered, %d KB, %d images), concurrency %d, waitFor %v, %v per side\n\n", page, c.pageKB, c.media, c.conc, c.wait, c.dur)
 	if c.only == "" || c.only == "minimal" {
 		r, err := minimal(c, page)
 		if err != nil {
@@ -377,31 +382,72 @@ func freePort() (string, error) {
 }
 
 // servePage serves a page whose content is built by script after load:
-// about size bytes of text in sections.
-func servePage(size int) (string, func(), error) {
+// about size bytes of text in sections, and with media > 0 that many
+// images (a new URL at each render, as a page's own pictures are), a
+// stylesheet and a web font (cacheable, as a site's shared assets are).
+func servePage(size, media int) (string, func(), error) {
 	var b strings.Builder
-	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>Client-rendered page</title></head><body><div id="app">Loading</div><script>
+	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><title>Client-rendered page</title>`)
+	if media > 0 {
+		b.WriteString(`<link rel="stylesheet" href="/style.css">`)
+	}
+	b.WriteString(`</head><body><div id="app">Loading</div><script>
 const words = "the harbour lights were dim when the boats came in and the keeper wrote in her log of wind and tide".split(" ");
 setTimeout(() => { let html = "";`)
 	fmt.Fprintf(&b, `for (let s = 0; html.length < %d; s++) { html += "<h2>rendered section " + (s + 1) + "</h2><p>";
-for (let j = 0; j < 80; j++) html += words[(s * 7 + j) %% words.length] + " "; html += "</p>"; }
+for (let j = 0; j < 80; j++) html += words[(s * 7 + j) %% words.length] + " "; html += "</p>";
+if (s < %d) html += '<img width="640" height="480" alt="picture ' + s + '" src="/img/' + s + '.jpg?r=' + Math.random() + '">'; }
 document.getElementById("app").innerHTML = "<article><h1>Client-rendered</h1>" + html + "</article>"; }, 20);
-</script></body></html>`, size)
+</script></body></html>`, size, media)
 	body := []byte(b.String())
+	var img, font []byte
+	if media > 0 {
+		var err error
+		if img, err = noiseJPEG(640, 480); err != nil {
+			return "", nil, err
+		}
+		font, _ = os.ReadFile("/usr/share/fonts/truetype/liberation/LiberationSerif-Regular.ttf")
+	}
+	const css = `@font-face { font-family: "Bench"; src: url("/font.ttf"); } body { font-family: "Bench", serif; max-width: 60em; margin: auto; } img { display: block; max-width: 100%; }`
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
+		switch {
+		case r.URL.Path == "/":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Write(body)
+		case media > 0 && r.URL.Path == "/style.css":
+			w.Header().Set("Content-Type", "text/css")
+			w.Header().Set("Cache-Control", "max-age=3600")
+			io.WriteString(w, css)
+		case media > 0 && r.URL.Path == "/font.ttf" && font != nil:
+			w.Header().Set("Content-Type", "font/ttf")
+			w.Header().Set("Cache-Control", "max-age=3600")
+			w.Write(font)
+		case media > 0 && strings.HasPrefix(r.URL.Path, "/img/"):
+			w.Header().Set("Content-Type", "image/jpeg")
+			w.Write(img)
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(body)
 	})}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String() + "/", func() { srv.Close() }, nil
+}
+
+// noiseJPEG encodes a w x h picture of coloured noise, which compresses
+// about as badly as a photograph.
+func noiseJPEG(w, h int) ([]byte, error) {
+	m := image.NewRGBA(image.Rect(0, 0, w, h))
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range m.Pix {
+		m.Pix[i] = uint8(rng.IntN(256))
+	}
+	var buf bytes.Buffer
+	err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: 80})
+	return buf.Bytes(), err
 }
 
 // proc is one process of a tree: its pid and the fields of its
