@@ -7,13 +7,16 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// TestIntelSDK runs intel.test.mjs (product, redactPII, changeTracking)
-// with the official SDK against the built server, which has no model.
+// TestIntelSDK runs intel.test.mjs (product, redactPII, changeTracking,
+// threatProtection) with the official SDK against the built server, which
+// has no model.
 func TestIntelSDK(t *testing.T) {
 	node := sdkNode(t, "@mendable/firecrawl-js")
 	shop, err := os.ReadFile("../internal/product/testdata/shopify.html")
@@ -38,9 +41,17 @@ func TestIntelSDK(t *testing.T) {
 		}
 		io.WriteString(w, `<html><body><main><h1>Menu</h1><p>Tea 4</p><p>Coffee `+price+`</p></main></body></html>`)
 	})
+	mux.HandleFunc("/go", func(w http.ResponseWriter, r *http.Request) {
+		_, port, _ := strings.Cut(r.Host, ":")
+		http.Redirect(w, r, "http://localhost:"+port+"/shop", http.StatusFound)
+	})
 	site := httptest.NewServer(mux)
 	t.Cleanup(site.Close)
-	srv := startServer(t, "OPENAI_BASE_URL=")
+	blocklist := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(blocklist, []byte("# operator list\n0.0.0.0 malware-drop.example\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, "OPENAI_BASE_URL=", "THREAT_BLOCKLIST_FILE="+blocklist)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -52,6 +63,7 @@ func TestIntelSDK(t *testing.T) {
 		"SHOP_URL="+site.URL+"/shop",
 		"PII_URL="+site.URL+"/contact",
 		"CHANGE_URL="+site.URL+"/menu",
+		"REDIRECT_URL="+site.URL+"/go",
 	)
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)

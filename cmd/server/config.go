@@ -58,12 +58,13 @@ type Config struct {
 	MediaS3Region   string         // MEDIA_S3_REGION: bucket region; empty = asked of the service
 	MediaS3UseSSL   bool           // MEDIA_S3_USE_SSL: https to the endpoint, default true
 	QueueWorkers    int            // QUEUE_WORKERS: crawl and batch pages scraped at once by this process, default 32; 0 = this process runs no jobs
-	JobTTL          time.Duration  // JOB_TTL: how long crawl and batch results are kept, default 24h
+	JobTTL          time.Duration  // JOB_TTL: how long crawl and batch results and agent runs are kept, default 24h
 	JobTimeout      time.Duration  // JOB_TIMEOUT: longest run of one queued job, default 5m
 	JobRescueAfter  time.Duration  // JOB_RESCUE_AFTER: a job running this long is presumed dead and retried elsewhere, default JOB_TIMEOUT + 1m
 	MonitorTick     time.Duration  // MONITOR_TICK: how often a worker process looks for due monitor checks, default 15s
 	SearxngEndpoint string         // SEARXNG_ENDPOINT: SearXNG base URL for /v2/search; empty = search answers 400 SEARCH_NOT_CONFIGURED
 	SearxngTimeout  time.Duration  // SEARXNG_TIMEOUT: longest wait for one SearXNG answer, default 15s
+	ThreatBlocklist string         // THREAT_BLOCKLIST_FILE: the operator's threat blocklist (hosts-file or one domain per line), enforced on every request and reloaded when it changes; empty = none
 	WebhookSecret   string         // WEBHOOK_SECRET: HMAC-SHA256 secret of the X-Firecrawl-Signature header; empty = unsigned
 	PprofAddr       string         // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 	Metrics         string         // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
@@ -138,6 +139,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		LLMMaxRetries:   2,
 		SearxngEndpoint: strings.TrimSpace(getenv("SEARXNG_ENDPOINT")),
 		SearxngTimeout:  15 * time.Second,
+		ThreatBlocklist: strings.TrimSpace(getenv("THREAT_BLOCKLIST_FILE")),
 		LogLevel:        slog.LevelInfo,
 		LogFormat:       "json",
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/firegate/firegate/internal/agent"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/queue"
@@ -15,11 +16,12 @@ import (
 	"github.com/firegate/firegate/internal/webhook"
 )
 
-// jobs is a process's part in crawls and batch scrapes: the queue and the
-// runner whose workers it runs (none with QUEUE_WORKERS=0).
+// jobs is a process's part in crawls, batch scrapes and agent runs: the
+// queue and the runners whose workers it runs (none with QUEUE_WORKERS=0).
 type jobs struct {
 	q      *queue.Queue
 	runner *crawl.Runner
+	agents *agent.Runner
 	store  store.JobStore
 	// monitors runs monitor checks and, in processes with workers, the
 	// monitor scheduler; monitorAPI answers the /v2/monitor routes.
@@ -27,10 +29,10 @@ type jobs struct {
 	monitorAPI *monitor.Service
 }
 
-// openJobs builds the queue on the store's database and the crawl runner.
-// rc carries the scrape-side collaborators; the store, webhook sender and
-// settings from cfg are filled in here.
-func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerConfig, ledger monitor.Ledger, log *slog.Logger) (*jobs, error) {
+// openJobs builds the queue on the store's database, the crawl runner and
+// the agent runner. rc and ac carry the scrape-side collaborators; the
+// store, webhook sender and settings from cfg are filled in here.
+func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerConfig, ac agent.Config, ledger monitor.Ledger, log *slog.Logger) (*jobs, error) {
 	js, ok := st.(store.JobStore)
 	if !ok {
 		return nil, fmt.Errorf("jobs: store %T keeps no jobs", st)
@@ -44,8 +46,15 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 	}
 	rc.Webhooks = webhook.NewSender(webhook.Options{Secret: cfg.WebhookSecret, Policy: policy}, log)
 	runner := crawl.NewRunner(rc)
+	runs, ok := st.(store.AgentStore)
+	if !ok {
+		return nil, fmt.Errorf("jobs: store %T keeps no agent runs", st)
+	}
+	ac.Runs, ac.Webhooks, ac.TTL, ac.Log = runs, rc.Webhooks, cfg.JobTTL, log
+	agents := agent.New(ac)
 	workers := river.NewWorkers()
 	runner.Register(workers)
+	agents.Register(workers)
 	ms, ok := st.(monitor.Store)
 	if !ok {
 		return nil, fmt.Errorf("jobs: store %T keeps no monitors", st)
@@ -56,7 +65,7 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 		Webhooks: rc.Webhooks, Log: log, CheckTimeout: cfg.JobTimeout})
 	monitors.Register(workers)
 	opts := queue.Options{Workers: cfg.QueueWorkers, JobTimeout: cfg.JobTimeout, RescueAfter: cfg.JobRescueAfter,
-		PeriodicJobs: runner.PeriodicJobs()}
+		PeriodicJobs: append(runner.PeriodicJobs(), agents.PeriodicJobs()...)}
 	// Workers heartbeat in the store; every process hands a dead worker's
 	// running pages back to the queue within seconds of its last beat.
 	ws, ok := st.(store.WorkerStore)
@@ -69,8 +78,10 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 		return nil, err
 	}
 	runner.Bind(q)
+	agents.Bind(q)
 	monitors.Bind(q)
-	return &jobs{q: q, runner: runner, store: js, monitors: monitors, monitorAPI: monitor.NewService(ms, q, nil)}, nil
+	return &jobs{q: q, runner: runner, agents: agents, store: js, monitors: monitors,
+		monitorAPI: monitor.NewService(ms, q, nil)}, nil
 }
 
 // opsOnly serves the operations routes of api (/health, /ready, /metrics)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/firegate/firegate/internal/agent"
 	"github.com/firegate/firegate/internal/apikey"
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
@@ -46,6 +47,7 @@ import (
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/postgres"
 	"github.com/firegate/firegate/internal/store/sqlite"
+	"github.com/firegate/firegate/internal/threat"
 )
 
 func main() {
@@ -338,7 +340,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if model != nil {
 		engineModel, apiModel = model, model
 	}
-	engine := scrape.New(scrape.Config{Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
+	threats, err := threat.New(threat.Options{BlocklistFile: cfg.ThreatBlocklist, Log: log})
+	if err != nil {
+		return fmt.Errorf("THREAT_BLOCKLIST_FILE: %w", err)
+	}
+	engine := scrape.New(scrape.Config{Threat: threats, Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
 	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
@@ -346,7 +352,14 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if obs.m != nil {
 		rc.ObservePage = obs.m.ObserveJobPage
 	}
-	jobsRT, err := openJobs(ctx, cfg, st, rc, ledger, log)
+	ac := agent.Config{Scraper: engine, Mapper: mapper, Ledger: ledger}
+	if model != nil {
+		ac.Model = model
+	}
+	if searcher != nil {
+		ac.Searcher = searcher
+	}
+	jobsRT, err := openJobs(ctx, cfg, st, rc, ac, ledger, log)
 	if err != nil {
 		return err
 	}
@@ -380,6 +393,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	api := httpapi.New(httpapi.Deps{
 		Jobs:             jobsRT.runner,
 		JobStore:         jobsRT.store,
+		Agents:           jobsRT.agents,
 		Monitors:         jobsRT.monitorAPI,
 		PublicURL:        cfg.PublicURL,
 		Model:            apiModel,
@@ -399,6 +413,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		MaxWatchers:      cfg.WatchersPerTeam,
 		AuthFailureLimit: cfg.AuthFailures,
 		TrustedProxies:   cfg.TrustedProxies,
+		Threat:           threats,
 		Log:              log,
 	})
 

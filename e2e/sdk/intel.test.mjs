@@ -47,3 +47,29 @@ test("changeTracking: new, then changed with a git diff", async () => {
   assert.match(ct.diff.text, /-Coffee 5\n\+Coffee 6\n/);
   assert.equal(ct.diff.json.files[0].chunks[0].changes.some((c) => c.type === "add" && c.content === "+Coffee 6"), true);
 });
+
+// Threat protection: the server runs with THREAT_BLOCKLIST_FILE listing
+// malware-drop.example; REDIRECT_URL redirects to the same site under the
+// name "localhost".
+const blocked = (status, code) => (err) => {
+  assert.equal(err.status, status, err.message);
+  assert.equal(err.code, code, err.message);
+  return true;
+};
+
+test("threatProtection: the operator's blocklist and a request's blacklist", async () => {
+  await assert.rejects(app().scrape("https://login.malware-drop.example/", { formats: ["markdown"] }),
+    blocked(403, "unsafe_domain_blocked"));
+  await assert.rejects(app().scrape(process.env.REDIRECT_URL, {
+    formats: ["markdown"], threatProtection: { mode: "normal", blacklist: ["localhost"] },
+  }), blocked(403, "unsafe_domain_blocked"));
+  const doc = await app().scrape(process.env.REDIRECT_URL, {
+    formats: ["markdown"], threatProtection: { blockedTlds: ["zip"] },
+  });
+  assert.match(doc.markdown, /Heavyweight Tee/);
+  assert.equal(doc.metadata.creditsUsed, 3);
+  await assert.rejects(app().map(process.env.SHOP_URL, { threatProtection: { blacklist: ["127.0.0.1"] } }),
+    blocked(403, "unsafe_domain_blocked"));
+  await assert.rejects(app().startCrawl("https://malware-drop.example/", { limit: 2 }),
+    blocked(403, "unsafe_domain_blocked"));
+});

@@ -1,13 +1,20 @@
 package browser
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/firegate/firegate/internal/testenv"
 )
@@ -158,4 +165,81 @@ func BenchmarkRenderIsolation(b *testing.B) {
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "pages/s")
 		})
 	}
+}
+
+// animatedPage animates a viewport-sized element for as long as it is
+// open: Chrome paints it at every frame it shows.
+var animatedPage = `<html><head><style>@keyframes k{from{background:#f00;transform:rotate(0)}to{background:#00f;transform:rotate(360deg)}}
+#a{width:1800px;height:1000px;animation:k 1s infinite linear;font-size:40px}</style></head><body><div id="a">` +
+	strings.Repeat("lorem ipsum dolor ", 300) + `</div></body></html>`
+
+// BenchmarkRenderPaint renders an animated page with waitFor 1s, with and
+// without a screenshot, and reports the CPU time of Chrome's processes per
+// render (chrome-cpu-ms/op): what painting the viewport costs when nothing
+// looks at it (see offscreen).
+//
+//	go test ./internal/browser -run '^$' -bench RenderPaint -benchtime 5x
+func BenchmarkRenderPaint(b *testing.B) {
+	p := New(Options{ChromePath: testenv.ChromePath(b), MaxTabs: 1, AllowPrivate: true}, slog.New(slog.DiscardHandler))
+	b.Cleanup(func() { _ = p.Close() })
+	s := newSite(b, map[string]string{"/": animatedPage}, nil)
+	ctx := testCtx(b, 10*time.Minute)
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/"}); err != nil {
+		b.Fatal(err)
+	}
+	p.mu.Lock()
+	root := chromedp.FromContext(p.inst.ctx).Browser.Process().Pid
+	p.mu.Unlock()
+	for _, shot := range []bool{false, true} {
+		b.Run(fmt.Sprintf("screenshot=%v", shot), func(b *testing.B) {
+			req := Request{URL: s.URL + "/", WaitFor: time.Second}
+			if shot {
+				req.Screenshot = &Screenshot{Quality: 10}
+			}
+			c0 := processTreeCPU(root)
+			for b.Loop() {
+				if _, err := p.Render(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+				p.closing.Wait()
+			}
+			b.ReportMetric(float64((processTreeCPU(root)-c0).Milliseconds())/float64(b.N), "chrome-cpu-ms/op")
+		})
+	}
+}
+
+// processTreeCPU returns the CPU time (user + system) of root and its
+// descendants, from /proc.
+func processTreeCPU(root int) time.Duration {
+	parent, ticks := map[int]int{}, map[int]int64{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		i := bytes.LastIndexByte(st, ')')
+		if err != nil || i < 0 || i+2 > len(st) {
+			continue
+		}
+		f := strings.Fields(string(st[i+2:]))
+		if len(f) < 13 {
+			continue
+		}
+		parent[pid], _ = strconv.Atoi(f[1])
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		k, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks[pid] = u + k
+	}
+	var total int64
+	for pid, t := range ticks {
+		for q := pid; q > 1; q = parent[q] {
+			if q == root {
+				total += t
+				break
+			}
+		}
+	}
+	return time.Duration(total) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }

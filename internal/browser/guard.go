@@ -111,6 +111,8 @@ type guard struct {
 	adHosts map[string]bool
 	// skipMedia fails image, media and font requests (no screenshot).
 	skipMedia bool
+	// checkHop is Request.CheckHop.
+	checkHop func(u *url.URL) error
 }
 
 // skippable reports the resource types a render without screenshots does

@@ -70,6 +70,10 @@ type Request struct {
 	// storage); SaveState returns the storage at the end in Result.State.
 	State     *State
 	SaveState bool
+	// CheckHop, when set, is asked about every document request of the
+	// main frame (the page, each redirect hop, later navigations); a
+	// request it refuses fails as blocked by the client.
+	CheckHop func(u *url.URL) error
 }
 
 // Result is the rendered page.
@@ -171,7 +175,8 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	g := newGuard(p.policy, p.adHosts, req.BlockAds)
 	// Nothing shows pictures, media or fonts unless a screenshot is taken
 	// (actions may take one): they are not downloaded.
-	g.skipMedia = req.Screenshot == nil && len(req.Actions) == 0
+	g.skipMedia = offscreen(req)
+	g.checkHop = req.CheckHop
 	sc := newScope(req)
 	wait := p.guardRequests(runCtx, t, g, sc, tr)
 	defer func() { cancelRun(); wait() }()
@@ -311,9 +316,22 @@ func (p *Pool) setup(ctx context.Context, inst *instance, slotID cdp.BrowserCont
 		}
 		tb.onReset(page.CommandRemoveScriptToEvaluateOnNewDocument, page.RemoveScriptToEvaluateOnNewDocumentParams(res))
 	}
-	if _, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+	metrics := emulation.SetDeviceMetricsOverrideParams{
 		Width: int64(env.Viewport.Width), Height: int64(env.Viewport.Height), DeviceScaleFactor: 1, Mobile: req.Mobile,
-	}); err != nil {
+		ScreenWidth: int64(env.Viewport.Width), ScreenHeight: int64(env.Viewport.Height),
+	}
+	if offscreen(req) {
+		// The page lays out in the viewport as it would on screen, but
+		// Chrome paints only the tab's tiny window: nothing looks at the
+		// pixels, and painting a 1920x1080 viewport was a fifth of the
+		// CPU of a small page's render (BENCHMARKS.md).
+		metrics.DontSetVisibleSize = new(true)
+	} else {
+		// A render that looks (a screenshot, actions) paints the whole
+		// viewport; the next render of the tab may not.
+		tb.onReset(emulation.CommandClearDeviceMetricsOverride, nil)
+	}
+	if _, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, metrics); err != nil {
 		return env, err
 	}
 	ua, platform := inst.userAgent, "Linux x86_64"
@@ -367,6 +385,12 @@ func (p *Pool) setup(ctx context.Context, inst *instance, slotID cdp.BrowserCont
 		}
 	}
 	return env, nil
+}
+
+// offscreen reports whether nothing of the render looks at its pixels (no
+// screenshot, no actions, which may take one or click at a point).
+func offscreen(req Request) bool {
+	return req.Screenshot == nil && len(req.Actions) == 0
 }
 
 // acceptLanguage joins locale tags in priority order; Chrome adds the
@@ -423,6 +447,11 @@ func (p *Pool) decide(ctx context.Context, t *chromedp.Target, g *guard, sc *sco
 	v := g.check(ev.Request.URL, isMain)
 	if v == allow && g.skipMedia && skippable(ev.ResourceType) {
 		v = blockAd
+	}
+	if v == allow && isMain && g.checkHop != nil {
+		if u, err := url.Parse(ev.Request.URL); err != nil || g.checkHop(u) != nil {
+			v = blockAd // the caller's refusal, not the network policy's
+		}
 	}
 	if v == allow {
 		params := fetch.ContinueRequestParams{RequestID: ev.RequestID, Headers: sc.headersFor(ev.Request)}

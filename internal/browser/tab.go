@@ -51,6 +51,9 @@ const tabOpenTimeout = 15 * time.Second
 // closeTimeout bounds cleaning a slot and disposing of a browser context.
 const closeTimeout = 5 * time.Second
 
+// offscreenWindow is the width and height of a tab's window in pixels.
+const offscreenWindow = 100
+
 // recycleAfter is how many renders a slot serves before it is replaced.
 const recycleAfter = 100
 
@@ -292,6 +295,9 @@ func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, erro
 	// hidden (no rendering, no scroll or intersection events).
 	tgt, err := cdp.Call(octx, b, target.CreateTarget, target.CreateTargetParams{
 		URL: "about:blank", BrowserContextID: s.id, NewWindow: new(true),
+		// Renders set the viewport they lay out in; what Chrome paints
+		// when nothing looks is this window (see offscreen).
+		Width: offscreenWindow, Height: offscreenWindow,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create target: %w", err)

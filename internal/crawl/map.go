@@ -110,6 +110,10 @@ const (
 // MapOptions describe one map. The zero value of every field is the API
 // default, so MapOptions{URL: u} maps u as POST /v2/map would by default.
 type MapOptions struct {
+	// CheckHop, when set, is asked about every redirect hop of the map's
+	// page and sitemap fetches (threat protection); a refused hop fails
+	// that fetch.
+	CheckHop func(u *url.URL) error `json:"-"`
 	// URL is the absolute http(s) start URL.
 	URL string
 	// Search, when not blank, moves the links whose URL, title or
@@ -417,7 +421,7 @@ func (r *run) get(ctx context.Context, u string) (*fetch.Response, error) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.m.opts.RequestTimeout)
 	defer cancel()
-	return r.m.f.Do(rctx, fetch.Request{URL: u, Headers: r.o.Headers, AcceptLanguage: r.lang})
+	return r.m.f.Do(rctx, fetch.Request{URL: u, Headers: r.o.Headers, AcceptLanguage: r.lang, CheckHop: r.o.CheckHop})
 }
 
 // filter decides which URLs belong in the result, and normalises them.

@@ -145,6 +145,9 @@ type Request struct {
 	AcceptLanguage string
 	// SkipTLSVerify disables certificate verification.
 	SkipTLSVerify bool
+	// CheckHop, when set, is asked about every redirect hop before it is
+	// followed; its error ends the fetch (wrapped, unclassified).
+	CheckHop func(u *url.URL) error
 }
 
 // Response is a fetched page. Non-2xx statuses are normal responses.
@@ -209,6 +212,11 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 			}
 			if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
 				return fmt.Errorf("%w: redirect to scheme %q", ErrBlocked, r.URL.Scheme)
+			}
+			if req.CheckHop != nil {
+				if err := req.CheckHop(r.URL); err != nil {
+					return err
+				}
 			}
 			ref := r.Header.Get("Referer")
 			if strings.ToLower(r.URL.Hostname()) == origHost {

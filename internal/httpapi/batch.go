@@ -118,6 +118,9 @@ func (s *Server) handleBatchScrape(w http.ResponseWriter, r *http.Request) error
 	if req.ZDR && !team.Unlimited && !team.Limits.ZeroDataRetention {
 		return errZDRNotEnabled
 	}
+	if err := s.checkTargets(req.Options.Scrape.ThreatProtection, req.URLs...); err != nil {
+		return err
+	}
 	idem, err := idempotencyKey(r)
 	if err != nil {
 		return err

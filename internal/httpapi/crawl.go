@@ -206,6 +206,9 @@ func (s *Server) handleCrawl(w http.ResponseWriter, r *http.Request) error {
 	if !req.ZDR && !req.Options.Scrape.ZeroDataRetention {
 		noteTargetURL(ctx, req.URL)
 	}
+	if err := s.checkTargets(req.Options.Scrape.ThreatProtection, req.URL); err != nil {
+		return err
+	}
 	idem, err := idempotencyKey(r)
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ import (
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/teststore"
 	"github.com/firegate/firegate/internal/testenv"
+	"github.com/firegate/firegate/internal/threat"
 )
 
 // This file tests the crawl routes over real HTTP against real components:
@@ -87,6 +88,8 @@ type fxOptions struct {
 	wrapServerJobs func(store.JobStore) store.JobStore
 	maxWatchers    int // Deps.MaxWatchers
 	authFailures   int // Deps.AuthFailureLimit
+	// threat is the server's and the engine's threat blocklist.
+	threat *threat.Checker
 }
 
 // newJobsFixture builds the fixture on a fresh store of kind ("postgres" or
@@ -101,7 +104,7 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 	}
 	log := testenv.Logger(t)
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
-	engine := scrape.New(scrape.Config{Fetcher: fetcher, Log: log})
+	engine := scrape.New(scrape.Config{Fetcher: fetcher, Threat: o.threat, Log: log})
 	var jobs store.JobStore = st
 	if o.wrapJobs != nil {
 		jobs = o.wrapJobs(st)
@@ -136,7 +139,7 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 		serverJobs = o.wrapServerJobs(st)
 	}
 	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: serverJobs, PublicURL: o.publicURL,
-		MaxWatchers: o.maxWatchers, AuthFailureLimit: o.authFailures, Log: log})
+		MaxWatchers: o.maxWatchers, AuthFailureLimit: o.authFailures, Threat: o.threat, Log: log})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

@@ -37,6 +37,7 @@ var errorTable = []mapping{
 	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},
 	{scrape.ErrForbidden, http.StatusForbidden, "FORBIDDEN", ""},
 	{scrape.ErrBlockedTarget, http.StatusForbidden, "SCRAPE_TARGET_NOT_ALLOWED", ""},
+	{scrape.ErrUnsafeDomain, http.StatusForbidden, "unsafe_domain_blocked", ""},
 	{scrape.ErrDNSResolution, http.StatusOK, "SCRAPE_DNS_RESOLUTION_ERROR", ""},
 	{scrape.ErrProfileBusy, http.StatusConflict, "PROFILE_IN_USE", ""},
 	{scrape.ErrUnsupportedFileType, http.StatusBadRequest, "UNSUPPORTED_FILE_TYPE", ""},

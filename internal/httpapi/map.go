@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +15,7 @@ import (
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/logsafe"
+	"github.com/firegate/firegate/internal/scrape"
 )
 
 // Mapper lists the URLs of a site for POST /v2/map; *crawl.Mapper
@@ -34,6 +36,8 @@ const (
 type mapRequest struct {
 	Options             crawl.MapOptions
 	Origin, Integration string
+	Threat              *scrape.ThreatProtection
+	Audit               *scrape.AuditMetadata
 }
 
 // isMapRequestKey reports whether k is a top-level key of POST /v2/map.
@@ -54,8 +58,7 @@ func isMapRequestKey(k string) bool {
 // decodeMapRequest reads, decodes and validates a POST /v2/map body. The
 // error is always an *Error: 413 for a body over the router's limit, 400
 // BAD_REQUEST_INVALID_JSON for a body that is not one JSON object, 400
-// BAD_REQUEST with per-field details for a body that breaks the contract,
-// 400 MAP_THREAT_PROTECTION_NOT_SUPPORTED for a threatProtection override.
+// BAD_REQUEST with per-field details for a body that breaks the contract.
 //
 // Fields this server honours trivially: ignoreCache (there is no sitemap
 // cache, every map is live), useIndex (there is no URL index, results
@@ -72,11 +75,6 @@ func decodeMapRequest(r io.Reader) (mapRequest, error) {
 	req := v.mapRequest(fields)
 	if err := v.err(); err != nil {
 		return mapRequest{}, err
-	}
-	if present(fields, "threatProtection") {
-		msg := "threatProtection is not supported on this server: it has no threat intelligence provider. Remove the field."
-		return mapRequest{}, &Error{Status: http.StatusBadRequest, Code: "MAP_THREAT_PROTECTION_NOT_SUPPORTED", Message: msg,
-			Details: []FieldError{{Path: []any{"threatProtection"}, Message: msg, Code: "not_supported"}}}
 	}
 	return req, nil
 }
@@ -113,10 +111,10 @@ func (v *validator) mapRequest(m jsonObject) mapRequest {
 	}
 	o.Headers = v.headers(nil, m)
 	if present(m, "threatProtection") {
-		v.threatProtection([]any{"threatProtection"}, m.get("threatProtection"))
+		req.Threat = v.threatProtection([]any{"threatProtection"}, m.get("threatProtection"))
 	}
 	if present(m, "auditMetadata") {
-		v.auditMetadata([]any{"auditMetadata"}, m.get("auditMetadata"))
+		req.Audit = v.auditMetadata([]any{"auditMetadata"}, m.get("auditMetadata"))
 	}
 
 	o.IncludePaths = v.pathPatterns(nil, m, "includePaths")
@@ -209,6 +207,10 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	team := teamFrom(ctx)
 	noteTargetURL(ctx, req.Options.URL)
+	if err := s.checkTargets(req.Threat, req.Options.URL); err != nil {
+		return err
+	}
+	req.Options.CheckHop = s.hopCheck(req.Threat)
 	if err := s.rateLimited(ctx, team, limits.ClassMap); err != nil {
 		return err
 	}
@@ -228,12 +230,18 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	s.charge(ctx, team, billing.CostMap, "map")
+	cost := int64(billing.CostMap)
+	if req.Threat.Active() {
+		cost += billing.CostThreatScan
+	}
+	s.charge(ctx, team, cost, "map")
 	id, err := uuid.NewV7()
 	if err != nil {
 		id = uuid.New()
 	}
-	links := res.Links
+	// Links to blocked hosts are left out: the map does not fetch them,
+	// but a caller would.
+	links := slices.DeleteFunc(res.Links, func(l crawl.Link) bool { return !s.threatAllows(req.Threat, l.URL) })
 	if links == nil {
 		links = []crawl.Link{}
 	}

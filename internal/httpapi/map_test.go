@@ -208,8 +208,6 @@ func TestMapValidation(t *testing.T) {
 		{"location key", `{"url":"https://example.com","location":{"city":"x"}}`, "BAD_REQUEST", msgUnrecognized, []any{"location", "city"}},
 		{"threatProtection invalid", `{"url":"https://example.com","threatProtection":{"mode":"max"}}`, "BAD_REQUEST", msgBadRequest,
 			[]any{"threatProtection", "mode"}},
-		{"threatProtection", `{"url":"https://example.com","threatProtection":{"mode":"normal"}}`, "MAP_THREAT_PROTECTION_NOT_SUPPORTED",
-			"threatProtection is not supported on this server: it has no threat intelligence provider. Remove the field.", []any{"threatProtection"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -73,9 +73,10 @@ type searchRequest struct {
 	Enterprise    []string
 	AsyncScraping bool
 	// Catalog is set for the alexandria source or domainTools (catalog
-	// features this server does not have); ThreatProtection for a
-	// threatProtection member.
-	Catalog, ThreatProtection bool
+	// features this server does not have).
+	Catalog bool
+	// Threat is the threatProtection member; nil for none.
+	Threat *scrape.ThreatProtection
 }
 
 // isSearchRequestKey reports whether k is a top-level key of POST /v2/search.
@@ -233,8 +234,7 @@ func (v *validator) searchRequest(m jsonObject) searchRequest {
 	}
 	req.AsyncScraping = v.optBool(nil, m, "asyncScraping", false)
 	if present(m, "threatProtection") {
-		v.threatProtection([]any{"threatProtection"}, m.get("threatProtection"))
-		req.ThreatProtection = true
+		req.Threat = v.threatProtection([]any{"threatProtection"}, m.get("threatProtection"))
 	}
 	req.Catalog = req.Catalog || v.optBool(nil, m, "domainTools", false)
 	v.optEnum(nil, m, "toolDetail", "compact", "compact", "summary", "full")
@@ -382,9 +382,6 @@ var (
 	errSearchAsync = &Error{Status: http.StatusBadRequest, Code: "SEARCH_ASYNC_SCRAPING_NOT_SUPPORTED",
 		Message: "asyncScraping is not supported on this server: results are scraped before the search answers. Remove the field or set it to false.",
 		Details: []FieldError{{Path: []any{"asyncScraping"}, Message: "not supported", Code: "not_supported"}}}
-	errSearchThreatProtection = &Error{Status: http.StatusBadRequest, Code: "SEARCH_THREAT_PROTECTION_NOT_SUPPORTED",
-		Message: "threatProtection is not supported on this server: it has no threat intelligence provider. Remove the field.",
-		Details: []FieldError{{Path: []any{"threatProtection"}, Message: "not supported", Code: "not_supported"}}}
 	errSearchEnterprise = &Error{Status: http.StatusForbidden, Code: "FORBIDDEN",
 		Message: "Forbidden: enterprise search options are not enabled for this team"}
 )
@@ -499,8 +496,6 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case req.Catalog:
 		return errCatalogNotEnabled
-	case req.ThreatProtection:
-		return errSearchThreatProtection
 	case req.AsyncScraping:
 		return errSearchAsync
 	}
@@ -514,6 +509,14 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	}
 	if s.searcher == nil {
 		return search.ErrNotConfigured
+	}
+	if req.Threat == nil {
+		req.Threat = req.Scrape.ThreatProtection
+	} else if req.Scrape.ThreatProtection == nil {
+		req.Scrape.ThreatProtection = req.Threat // checks the scrapes' redirect hops
+	}
+	if err := s.checkTargets(req.Threat); err != nil {
+		return err
 	}
 	if err := s.rateLimited(ctx, team, limits.ClassSearch); err != nil {
 		return err
@@ -547,6 +550,11 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	for i := range found {
 		f := &found[i]
 		credits += billing.SearchCost(len(f.results), req.ZDR)
+		if req.Threat.Active() && len(req.Scrape.Formats) == 0 {
+			// Each result's URL was scanned; a scraped result pays its
+			// scan in its own credits.
+			credits += int64(len(f.results)) * billing.CostThreatScan
+		}
 		for _, it := range f.items {
 			if it.doc != nil {
 				credits += int64(it.doc.Metadata.CreditsUsed)
@@ -593,6 +601,9 @@ func (s *Server) searchSources(ctx context.Context, req searchRequest) ([]source
 			if req.IgnoreInvalidURLs {
 				rs = slices.DeleteFunc(rs, func(r search.Result) bool { _, ok := normalizeURL(r.URL); return !ok })
 			}
+			// Results on blocked hosts are left out (the server's blocklist
+			// always, the request's threatProtection lists when given).
+			rs = slices.DeleteFunc(rs, func(r search.Result) bool { return !s.threatAllows(req.Threat, r.URL) })
 			out[i] = sourceResults{src: src, results: rs, items: make([]searchItem, len(rs))}
 			for j, r := range rs {
 				out[i].items[j] = searchItem{fields: resultFields(src.Type, r, j+1)}

@@ -403,19 +403,16 @@ func TestSearchRefusals(t *testing.T) {
 		{`{"query":"q","scrapeOptions":{"formats":["markdown"],"zeroDataRetention":true}}`, 403, "ZDR_NOT_ENABLED"},
 		{`{"query":"q","enterprise":["anon"]}`, 403, "FORBIDDEN"},
 		{`{"query":"q","asyncScraping":true}`, 400, "SEARCH_ASYNC_SCRAPING_NOT_SUPPORTED"},
-		{`{"query":"q","threatProtection":{}}`, 400, "SEARCH_THREAT_PROTECTION_NOT_SUPPORTED"},
 		{`{"query":"q","sources":["web","alexandria"]}`, 403, "CATALOG_NOT_ENABLED"},
 		{`{"query":"q","domainTools":true,"toolDetail":"full"}`, 403, "CATALOG_NOT_ENABLED"},
-		// An option the engine cannot honour fails the whole search.
-		{`{"query":"q","scrapeOptions":{"formats":["markdown"],"threatProtection":{}}}`, 400, "SCRAPE_THREAT_PROTECTION_NOT_SUPPORTED"},
 	} {
 		status, got := f.post(t, tc.body)
 		if status != tc.status || got["code"] != tc.code {
 			t.Errorf("%s: %d %v, want %d %s", tc.body, status, got, tc.status, tc.code)
 		}
 	}
-	if n := len(f.engine.Calls()); n != 2 {
-		t.Errorf("the engine was called %d times, want 2 (pages 1 and 2 of the threatProtection search, the only one that got that far)", n)
+	if n := len(f.engine.Calls()); n != 0 {
+		t.Errorf("the engine was called %d times by refused searches", n)
 	}
 	if bal := f.balance(t); bal != 20 {
 		t.Errorf("refused searches charged credits: balance %d", bal)

@@ -20,6 +20,7 @@ import (
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/threat"
 )
 
 // MaxBodyBytes is the largest request body accepted (10 MB); larger -> 413.
@@ -69,6 +70,9 @@ type Deps struct {
 	// them; nil Jobs answers 501 on those routes.
 	Jobs     Jobs
 	JobStore store.JobStore
+	// Agents starts, reads and cancels agent runs; nil answers 501 on the
+	// agent routes.
+	Agents Agents
 	// PublicURL is this server's base URL in the url of started jobs;
 	// empty uses the request's host.
 	PublicURL string
@@ -99,7 +103,10 @@ type Deps struct {
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// (TRUSTED_PROXIES); from anyone else the header is ignored.
 	TrustedProxies []netip.Prefix
-	Log            *slog.Logger
+	// Threat is the operator's threat blocklist (THREAT_BLOCKLIST_FILE);
+	// nil applies only the lists of a request's threatProtection.
+	Threat *threat.Checker
+	Log    *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -127,6 +134,7 @@ type Server struct {
 	searcher       Searcher
 	jobs           Jobs
 	jobStore       store.JobStore
+	agents         Agents
 	monitors       Monitors
 	publicURL      string
 	metrics        Metrics
@@ -136,6 +144,7 @@ type Server struct {
 	authFails      *authFailures // nil: no limit
 	trustedProxies []netip.Prefix
 	model          Model
+	threat         *threat.Checker
 	lastOK         sync.Map // team id -> time.Time of the last successful scrape
 }
 
@@ -143,9 +152,10 @@ type Server struct {
 func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
 		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper, searcher: d.Searcher,
-		jobs: d.Jobs, jobStore: d.JobStore, monitors: d.Monitors, publicURL: strings.TrimRight(d.PublicURL, "/"),
+		jobs: d.Jobs, jobStore: d.JobStore, agents: d.Agents, monitors: d.Monitors, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
-		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model}
+		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model,
+		threat: d.Threat}
 	if d.AuthFailureLimit > 0 {
 		s.authFails = newAuthFailures(d.AuthFailureLimit)
 	}
@@ -172,6 +182,12 @@ func New(d Deps) *Server {
 		r.Post("/search", s.handle(s.handleSearch))
 		if d.Jobs != nil && d.JobStore != nil {
 			s.jobRoutes(r)
+		}
+		if d.Agents != nil {
+			s.agentRoutes(r)
+		} else {
+			r.HandleFunc("/agent", s.handle(handleNotImplemented))
+			r.HandleFunc("/agent/*", s.handle(handleNotImplemented))
 		}
 		if d.Monitors != nil {
 			s.monitorRoutes(r)
@@ -219,7 +235,6 @@ var notImplemented = []string{
 	"/crawl", "/crawl/*",
 	"/search/*", "/feedback",
 	"/extract", "/extract/*",
-	"/agent", "/agent/*",
 	"/parse/*",
 	"/interact", "/interact/*", "/browser", "/browser/*",
 	"/monitor", "/monitor/*",

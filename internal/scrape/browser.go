@@ -61,6 +61,8 @@ func (e *Engine) renderInBrowser(ctx context.Context, o *Options) (*fetch.Respon
 		WaitFor:       o.WaitFor,
 		Actions:       toBrowserActions(o.Actions),
 	}
+	hops := e.newHopGuard(o)
+	req.CheckHop = hops.check
 	if !o.ZeroDataRetention {
 		// Each action's screenshot or PDF goes to the media store as soon
 		// as it is taken (a zero data retention answer carries them inline).
@@ -88,6 +90,9 @@ func (e *Engine) renderInBrowser(ctx context.Context, o *Options) (*fetch.Respon
 	res, err := e.browser.Render(ctx, req)
 	if save != nil {
 		defer save(nil) // releases the lock if the render failed
+	}
+	if herr := hops.err(); herr != nil {
+		return nil, nil, herr
 	}
 	if err != nil {
 		return nil, nil, classifyBrowserError(ctx, o.URL, err)

@@ -23,6 +23,7 @@ import (
 	"github.com/firegate/firegate/internal/markdown"
 	"github.com/firegate/firegate/internal/pagemeta"
 	"github.com/firegate/firegate/internal/product"
+	"github.com/firegate/firegate/internal/threat"
 )
 
 // Fetcher fetches one URL over plain HTTP. *fetch.Client implements it.
@@ -40,9 +41,10 @@ type Engine struct {
 	locker   ProfileLocker
 	cache    cache.Cache // nil: no cache
 	cacheTTL time.Duration
-	observe  Observer    // nil: no metrics
-	llm      LLM         // nil: the model formats answer SCRAPE_LLM_NOT_CONFIGURED
-	changes  ChangeStore // nil: changeTracking answers SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED
+	observe  Observer        // nil: no metrics
+	llm      LLM             // nil: the model formats answer SCRAPE_LLM_NOT_CONFIGURED
+	changes  ChangeStore     // nil: changeTracking answers SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED
+	threat   *threat.Checker // nil: only the request's own threatProtection lists
 	// llmContext is the model's context in tokens.
 	llmContext int
 	log        *slog.Logger
@@ -101,7 +103,10 @@ type Config struct {
 	// LLMContextTokens is the model's context length; longer pages are cut
 	// into parts. Default 32768.
 	LLMContextTokens int
-	Log              *slog.Logger
+	// Threat is the operator's threat blocklist; nil applies only the
+	// lists of a request's threatProtection.
+	Threat *threat.Checker
+	Log    *slog.Logger
 }
 
 // New returns an engine.
@@ -116,7 +121,7 @@ func New(c Config) *Engine {
 		c.LLMContextTokens = 32768
 	}
 	return &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL, profiles: c.Profiles, locker: c.Locker,
-		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, changes: c.Changes, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now}
+		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, changes: c.Changes, threat: c.Threat, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now}
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
@@ -129,6 +134,9 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 		return nil, &FeatureError{Code: "SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED", Feature: "formats.changeTracking",
 			Reason: "Change tracking needs the durable store, which this engine was not given"}
 	}
+	if err := e.checkThreat(&opts); err != nil {
+		return nil, err
+	}
 	var plan *llmPlan
 	if e.llm != nil {
 		var err error
@@ -139,6 +147,10 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 	start := time.Now()
 	doc, engine, err := e.scrapeWithLLM(ctx, opts, plan)
 	if err == nil {
+		err = e.checkFinalURL(&opts, doc)
+	}
+	if err == nil {
+		doc.Metadata.CreditsUsed += threatCredits(&opts)
 		e.trackChanges(ctx, &opts, doc)
 	}
 	if e.observe != nil {
@@ -232,7 +244,7 @@ func Outcome(err error) string {
 		return "dns"
 	case errors.Is(err, ErrSSL):
 		return "tls"
-	case errors.Is(err, ErrBlockedTarget):
+	case errors.Is(err, ErrBlockedTarget), errors.Is(err, ErrUnsafeDomain):
 		return "blocked"
 	case errors.Is(err, ErrSite):
 		return "site"
@@ -259,7 +271,9 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 		*engine = EngineBrowser
 		return e.freshInBrowser(ctx, opts, start)
 	}
+	hops := e.newHopGuard(opts)
 	resp, err := e.fetcher.Do(ctx, fetch.Request{
+		CheckHop:       hops.check,
 		URL:            opts.URL,
 		Headers:        opts.Headers,
 		Mobile:         opts.Mobile,
@@ -267,6 +281,9 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 		SkipTLSVerify:  opts.SkipTLSVerification,
 	})
 	if err != nil {
+		if herr := hops.err(); herr != nil {
+			return nil, herr
+		}
 		return nil, classifyFetchError(ctx, opts.URL, err)
 	}
 	if e.observe != nil && classifyContent(resp) == contentPDF {

@@ -266,7 +266,6 @@ func TestUnsupportedFeatures(t *testing.T) {
 		{"SCRAPE_BRANDING_NOT_SUPPORTED", "formats.branding", func(o *Options) { o.Formats = append(o.Formats, Format{Type: FormatBranding}) }},
 		{"SCRAPE_MEDIA_NOT_SUPPORTED", "formats.audio", func(o *Options) { o.Formats = append(o.Formats, Format{Type: FormatAudio}) }},
 		{"SCRAPE_PROFILE_NOT_SUPPORTED", "profile", func(o *Options) { o.Profile = &Profile{Name: "p"} }},
-		{"SCRAPE_THREAT_PROTECTION_NOT_SUPPORTED", "threatProtection", func(o *Options) { o.ThreatProtection = &ThreatProtection{} }},
 	} {
 		o := defaults(s.URL+"/article", FormatMarkdown)
 		tc.mod(&o)

@@ -64,10 +64,6 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 		return &FeatureError{Code: "SCRAPE_PROFILE_NOT_SUPPORTED", Feature: "profile",
 			Reason: "Browser profiles are not supported by this server yet: they need the browser engine, which is not available"}
 	}
-	if o.ThreatProtection != nil {
-		return &FeatureError{Code: "SCRAPE_THREAT_PROTECTION_NOT_SUPPORTED", Feature: "threatProtection",
-			Reason: "Threat protection is not available on this server"}
-	}
 	if o.DomainTools {
 		return fmt.Errorf("%w: domainTools needs catalog access, which this server does not provide", ErrForbidden)
 	}

@@ -3,6 +3,8 @@
 package scrape
 
 import (
+	"github.com/firegate/firegate/internal/threat"
+
 	"encoding/json"
 	"time"
 )
@@ -156,15 +158,8 @@ type Profile struct {
 	SaveChanges bool
 }
 
-// ThreatProtection overrides threat protection.
-type ThreatProtection struct {
-	Mode               string
-	RiskScoreThreshold *int
-	Blacklist          []string
-	Whitelist          []string
-	BlockedTLDs        []string
-	FailurePolicy      string
-}
+// ThreatProtection overrides threat protection (see package threat).
+type ThreatProtection = threat.Override
 
 // AuditMetadata is caller bookkeeping.
 type AuditMetadata struct {
