@@ -18,6 +18,8 @@ import (
 func scriptedModel(w http.ResponseWriter, r llmtest.Request) {
 	sys := r.System()
 	switch {
+	case strings.Contains(sys, "reusable extraction recipe"):
+		llmtest.Write(w, `{"fields":{"title":{"selector":"article h1"},"tags":{"selector":"a.tag","many":true}}}`, nil)
 	case strings.Contains(sys, "Summarize"):
 		llmtest.Write(w, "A keeper tends a lighthouse lamp for forty years.", nil)
 	case strings.Contains(sys, "Question: How long"):
@@ -58,7 +60,11 @@ func TestJavaScriptSDKLanguageModel(t *testing.T) {
 	}
 
 	var sawZod bool
+	recipes := 0
 	for _, r := range model.Requests() {
+		if strings.Contains(r.System(), "reusable extraction recipe") {
+			recipes++
+		}
 		if r.Model != "scripted" || r.Auth != "Bearer sk-e2e" {
 			t.Errorf("model %q auth %q", r.Model, r.Auth)
 		}
@@ -79,6 +85,9 @@ func TestJavaScriptSDKLanguageModel(t *testing.T) {
 				sawZod = years && strings.Contains(r.System(), "Who kept the lamp")
 			}
 		}
+	}
+	if recipes != 1 {
+		t.Errorf("%d deterministicJson recipe calls, want 1 (the second scrape reuses it)", recipes)
 	}
 	if !sawZod {
 		t.Error("the zod schema and prompt did not reach the model as response_format json_schema")

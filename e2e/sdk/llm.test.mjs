@@ -40,6 +40,16 @@ test("scrape with summary, question and highlights", async () => {
   assert.equal(doc.metadata.creditsUsed, 9);
 });
 
+test("deterministicJson: a recipe written once, then reused without the model", async () => {
+  const schema = { type: "object", properties: { title: { type: "string" }, tags: { type: "array", items: { type: "string" } } }, required: ["title"] };
+  const first = await app().scrape(page + "?dj=1", { formats: [{ type: "deterministicJson", schema }] });
+  assert.deepEqual(first.json, { title: "The Lighthouse Keeper", tags: ["sea", "night"] });
+  assert.equal(first.metadata.creditsUsed, 10);
+  const again = await app().scrape(page + "?dj=2", { formats: [{ type: "deterministicJson", schema }] });
+  assert.deepEqual(again.json, { title: "The Lighthouse Keeper", tags: ["sea", "night"] });
+  assert.equal(again.metadata.creditsUsed, 3);
+});
+
 test("extract over two URLs merges the pages' results", async () => {
   const res = await app().extract({
     urls: [page, page + "?copy=2"],

@@ -24,7 +24,7 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 		case FormatBranding:
 			return &FeatureError{Code: "SCRAPE_BRANDING_NOT_SUPPORTED", Feature: "formats.branding",
 				Reason: "The branding format is not supported by this server yet: it needs the browser engine, which is not available"}
-		case FormatSummary, FormatJSON, FormatQuestion, FormatHighlights, FormatQuery:
+		case FormatSummary, FormatJSON, FormatDeterministicJSON, FormatQuestion, FormatHighlights, FormatQuery:
 			if llmOK {
 				continue
 			}
@@ -40,10 +40,10 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 			}
 			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats.changeTracking.modes",
 				Reason: "The json mode of changeTracking needs a language model, and this server has none configured yet (git-diff does not)"}
-		case FormatDeterministicJSON, FormatMenu:
+		case FormatMenu:
 			if llmOK {
 				return &FeatureError{Code: "SCRAPE_FORMAT_NOT_SUPPORTED", Feature: "formats." + f.Type,
-					Reason: "The " + f.Type + " format is not supported by this server yet (json, summary, question, highlights, query and product are)"}
+					Reason: "The " + f.Type + " format is not supported by this server yet (json, deterministicJson, summary, question, highlights, query and product are)"}
 			}
 			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
 				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}

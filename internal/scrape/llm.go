@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/firegate/firegate/internal/billing"
@@ -33,7 +34,7 @@ var (
 // from the page's markdown.
 func isLLMFormat(t string) bool {
 	switch t {
-	case FormatJSON, FormatSummary, FormatQuestion, FormatHighlights, FormatQuery, FormatProduct:
+	case FormatJSON, FormatDeterministicJSON, FormatSummary, FormatQuestion, FormatHighlights, FormatQuery, FormatProduct:
 		return true
 	}
 	return false
@@ -46,6 +47,9 @@ type llmPlan struct {
 	schemas      map[int]*llm.Schema // index in formats -> compiled schema
 	cleanContent bool
 	keepMarkdown bool // markdown was requested, not only needed as input
+	keepRawHTML  bool // rawHtml was requested, not only needed by deterministicJson
+	teamID       string
+	zdr          bool // zero data retention: no deterministicJson recipe is kept
 }
 
 // planLLM splits the model-driven work off opts. It returns nil when there
@@ -53,7 +57,8 @@ type llmPlan struct {
 // markdown requested, which is what the model reads.
 func planLLM(opts *Options) (plan *llmPlan, base Options, err error) {
 	base = *opts
-	p := &llmPlan{keepMarkdown: opts.HasFormat(FormatMarkdown), schemas: map[int]*llm.Schema{}}
+	p := &llmPlan{keepMarkdown: opts.HasFormat(FormatMarkdown), keepRawHTML: opts.HasFormat(FormatRawHTML),
+		schemas: map[int]*llm.Schema{}, teamID: opts.TeamID, zdr: opts.ZeroDataRetention}
 	base.Formats = make([]Format, 0, len(opts.Formats)+1)
 	for _, f := range opts.Formats {
 		if !isLLMFormat(f.Type) {
@@ -64,7 +69,7 @@ func planLLM(opts *Options) (plan *llmPlan, base Options, err error) {
 			// Extracted from the markup first; the model fills gaps.
 			base.Formats = append(base.Formats, f)
 		}
-		if f.Type == FormatJSON && hasSchema(f.Schema) {
+		if (f.Type == FormatJSON || f.Type == FormatDeterministicJSON) && hasSchema(f.Schema) {
 			s, err := llm.CompileSchema(f.Schema)
 			if err != nil {
 				return nil, base, &Failure{Kind: ErrInvalidSchema, Cause: err,
@@ -84,6 +89,9 @@ func planLLM(opts *Options) (plan *llmPlan, base Options, err error) {
 	if !p.keepMarkdown {
 		base.Formats = append(base.Formats, Format{Type: FormatMarkdown})
 	}
+	if !p.keepRawHTML && slices.ContainsFunc(p.formats, func(f Format) bool { return f.Type == FormatDeterministicJSON }) {
+		base.Formats = append(base.Formats, Format{Type: FormatRawHTML}) // what the recipe reads
+	}
 	base.OnlyCleanContent = false
 	return p, base, nil
 }
@@ -99,6 +107,8 @@ func hasSchema(raw json.RawMessage) bool {
 // llmSurcharge is what the model formats add to a document's credits:
 // json replaces the base credit by CostJSON, each question, query and
 // highlights adds CostLLMFormat; summary and onlyCleanContent are free.
+// (deterministicJson's price depends on whether its recipe was reused: it
+// bills itself.)
 func llmSurcharge(formats []Format) int {
 	n := 0
 	for _, f := range formats {
@@ -151,6 +161,8 @@ func (e *Engine) runLLM(ctx context.Context, plan *llmPlan, doc *Document) error
 		switch f.Type {
 		case FormatJSON:
 			err = e.extractJSON(ctx, f, plan.schemas[i], md, doc)
+		case FormatDeterministicJSON:
+			err = e.deterministicJSON(ctx, plan, f, plan.schemas[i], doc)
 		case FormatSummary:
 			var s string
 			s, err = e.answer(ctx, "summary", summaryTask, md, doc)
@@ -180,6 +192,9 @@ func (e *Engine) runLLM(ctx context.Context, plan *llmPlan, doc *Document) error
 	}
 	if !plan.keepMarkdown {
 		doc.Markdown = nil
+	}
+	if !plan.keepRawHTML {
+		doc.RawHTML = nil
 	}
 	doc.Metadata.CreditsUsed += llmSurcharge(plan.formats)
 	return nil

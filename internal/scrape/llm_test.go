@@ -364,7 +364,7 @@ func TestLLMFailures(t *testing.T) {
 	t.Run("unsupported model formats", func(t *testing.T) {
 		t.Parallel()
 		e := newLLMEngine(t, llmtest.New(t), 0)
-		o := defaults(s.URL+"/article", FormatDeterministicJSON)
+		o := defaults(s.URL+"/article", FormatMenu)
 		var fe *FeatureError
 		if _, err := e.Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Code != "SCRAPE_FORMAT_NOT_SUPPORTED" {
 			t.Errorf("err = %v", err)
