@@ -128,3 +128,95 @@ func TestJavaScriptSDKAgent(t *testing.T) {
 		t.Errorf("completed webhook data = %v", d)
 	}
 }
+
+// TestAgentWorkerKilled: the server is SIGKILLed while a run's step waits
+// for the model; a new server on the same data directory finds the dead
+// worker (its heartbeat stops), hands the step back to the queue and the
+// run resumes and completes instead of staying processing.
+func TestAgentWorkerKilled(t *testing.T) {
+	inFlight := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var (
+		mu    sync.Mutex
+		calls int
+	)
+	model := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			inFlight <- struct{}{}
+			<-release // the server dies meanwhile
+			return
+		}
+		llmtest.WriteToolCalls(w, nil, llmtest.Call("f", "finish", map[string]any{"data": "resumed"}))
+	})
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	first := startServer(t, "OPENAI_BASE_URL="+model.BaseURL, "MODEL_NAME=scripted")
+	var dataDir string
+	for _, kv := range first.env {
+		if v, ok := strings.CutPrefix(kv, "DATA_DIR="); ok {
+			dataDir = v
+		}
+	}
+	id := agentCall(t, first.url, http.MethodPost, "/v2/agent", `{"prompt":"survive"}`)["id"].(string)
+	select {
+	case <-inFlight:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run's first step never reached the model")
+	}
+	if err := first.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.cmd.Wait()
+	close(release)
+
+	second := startServer(t, "OPENAI_BASE_URL="+model.BaseURL, "MODEL_NAME=scripted", "DATA_DIR="+dataDir)
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		st := agentCall(t, second.url, http.MethodGet, "/v2/agent/"+id, "")
+		if st["status"] != "processing" {
+			if st["status"] != "completed" || st["data"] != "resumed" {
+				t.Fatalf("after the restart: %v", st)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run still processing %s after the restart", 90*time.Second)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 2 {
+		t.Errorf("model calls = %d, want 2 (the killed step, then its retry)", calls)
+	}
+}
+
+// agentCall sends a request with the test key and decodes the answer.
+func agentCall(t *testing.T, base, method, path, body string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s %s: %d %v %v", method, path, resp.StatusCode, m, err)
+	}
+	return m
+}
