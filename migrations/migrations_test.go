@@ -73,12 +73,22 @@ func TestLoad(t *testing.T) {
 			wantErr: true,
 		},
 		{
-			name: "gap",
+			name: "no version 1",
 			files: fstest.MapFS{
 				"d/0002_two.up.sql":   file("UP2"),
 				"d/0002_two.down.sql": file("DOWN2"),
 			},
 			wantErr: true,
+		},
+		{
+			name: "gap",
+			files: fstest.MapFS{
+				"d/0001_one.up.sql":     file("UP1"),
+				"d/0001_one.down.sql":   file("DOWN1"),
+				"d/0003_three.up.sql":   file("UP3"),
+				"d/0003_three.down.sql": file("DOWN3"),
+			},
+			want: []Migration{{Version: 1, Name: "one", Up: "UP1", Down: "DOWN1"}, {Version: 3, Name: "three", Up: "UP3", Down: "DOWN3"}},
 		},
 		{
 			name: "name mismatch",

@@ -47,6 +47,9 @@ type Config struct {
 	BrowserProxy    string         // BROWSER_PROXY_LISTEN: where the guarded proxy for Chrome listens, default 127.0.0.1:0
 	BrowserProxyURL string         // BROWSER_PROXY_URL: that proxy's URL as a remote Chrome reaches it
 	BrowserMaxTabs  int            // BROWSER_MAX_TABS: tabs open at once, default 2 per CPU
+	InteractPerTeam int            // INTERACT_MAX_SESSIONS_PER_TEAM: active browser sessions per team, default 5
+	InteractMax     int            // INTERACT_MAX_SESSIONS: browser sessions this process holds at once, default 20
+	InteractJSMemMB int            // INTERACT_JS_MEMORY_MB: heap growth allowed to one code run before it is killed, default 256
 	PublicURL       string         // PUBLIC_URL: base URL of this server in screenshot/PDF links
 	MediaDir        string         // MEDIA_DIR: screenshots and PDFs, default DATA_DIR/media
 	MediaTeamQuota  int64          // MEDIA_TEAM_QUOTA_BYTES: bytes of unexpired media one team may store, default 1 GiB, 0 = no quota
@@ -118,6 +121,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		CacheTTL:        7 * 24 * time.Hour,
 		TeamConcurrency: 64,
 		WatchersPerTeam: 1000,
+		InteractPerTeam: 5,
+		InteractMax:     20,
+		InteractJSMemMB: 256,
 		AuthFailures:    20,
 		FetchMaxBytes:   10 << 20,
 		SitemapMaxBytes: 64 << 20,
@@ -240,6 +246,18 @@ func loadConfig(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("TEAM_RATE_MULTIPLIER: %q must be a non-negative integer (0 = unlimited)", v))
 		}
 		c.TeamRateMult = n
+	}
+	for _, e := range []struct {
+		name string
+		dst  *int
+	}{{"INTERACT_MAX_SESSIONS_PER_TEAM", &c.InteractPerTeam}, {"INTERACT_MAX_SESSIONS", &c.InteractMax}, {"INTERACT_JS_MEMORY_MB", &c.InteractJSMemMB}} {
+		if v := getenv(e.name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				errs = append(errs, fmt.Errorf("%s: %q must be a positive integer", e.name, v))
+			}
+			*e.dst = n
+		}
 	}
 	if v := getenv("WATCHERS_PER_TEAM"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -29,6 +29,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	}
 	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20, SitemapMaxBytes: 64 << 20,
 		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64, WatchersPerTeam: 1000, AuthFailures: 20,
+		InteractPerTeam: 5, InteractMax: 20, InteractJSMemMB: 256,
 		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
 		MediaS3Prefix: "media/", MediaS3UseSSL: true, MediaTeamQuota: 1 << 30,
 		ShutdownTimeout: 30 * time.Second, HTTPReadHeader: 10 * time.Second, HTTPReadBody: time.Minute, HTTPIdle: 2 * time.Minute,
@@ -54,6 +55,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"LOG_LEVEL": "debug", "LOG_FORMAT": "text", "PPROF_ADDR": "127.0.0.1:6060",
 		"REDIS_URL": "redis://127.0.0.1:6379/1", "CACHE_MAX_BYTES": "1000", "CACHE_TTL": "1h",
 		"TEAM_CONCURRENCY_LIMIT": "0", "TEAM_RATE_MULTIPLIER": "3", "WATCHERS_PER_TEAM": "5",
+		"INTERACT_MAX_SESSIONS_PER_TEAM": "2", "INTERACT_MAX_SESSIONS": "7", "INTERACT_JS_MEMORY_MB": "64",
 		"AUTH_FAILURES_PER_MINUTE": "0", "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,::1",
 		"BROWSER": "off", "CHROME_PATH": "/usr/bin/chromium", "BROWSER_WS_URL": "ws://chrome:9222", "BROWSER_MAX_TABS": "8",
 		"PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media", "MEDIA_TEAM_QUOTA_BYTES": "0",
@@ -75,6 +77,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		LogLevel: slog.LevelDebug, LogFormat: "text", PprofAddr: "127.0.0.1:6060",
 		RedisURL: "redis://127.0.0.1:6379/1", CacheMaxBytes: 1000, CacheTTL: time.Hour,
 		TeamConcurrency: 0, TeamRateMult: 3, WatchersPerTeam: 5,
+		InteractPerTeam: 2, InteractMax: 7, InteractJSMemMB: 64,
 		AuthFailures: 0, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("::1/128")},
 		Browser: "off", ChromePath: "/usr/bin/chromium", BrowserWSURL: "ws://chrome:9222", BrowserMaxTabs: 8,
 		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
@@ -102,7 +105,8 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "PUBLIC_URL": "ftp://x", "METRICS": "maybe",
 		"QUEUE_WORKERS": "-1", "JOB_TTL": "1d", "JOB_TIMEOUT": "0s",
 		"HTTP_READ_HEADER_TIMEOUT": "0s", "HTTP_READ_TIMEOUT": "fast", "HTTP_IDLE_TIMEOUT": "-1s",
-		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1", "MEDIA_TEAM_QUOTA_BYTES": "1GB", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
+		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1",
+		"INTERACT_MAX_SESSIONS_PER_TEAM": "0", "INTERACT_MAX_SESSIONS": "x", "INTERACT_JS_MEMORY_MB": "-5", "MEDIA_TEAM_QUOTA_BYTES": "1GB", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
 		"ALLOW_TARGETS": "10.0.0.0/8,http://intranet", "BROWSER_PROXY_URL": "socks5://x:1",
 		"OPENAI_BASE_URL": "ollama:11434", "LLM_STRUCTURED_OUTPUT": "xml", "LLM_MAX_CONCURRENCY": "0", "LLM_CONTEXT_TOKENS": "10",
 		"LLM_MAX_RETRIES": "-1", "SEARXNG_ENDPOINT": "searxng:8080", "SEARXNG_TIMEOUT": "soon",
@@ -110,7 +114,8 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES", "MEDIA_TEAM_QUOTA_BYTES", "ALLOW_TARGETS", "BROWSER_PROXY_URL",
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES",
+		"INTERACT_MAX_SESSIONS_PER_TEAM", "INTERACT_MAX_SESSIONS", "INTERACT_JS_MEMORY_MB", "MEDIA_TEAM_QUOTA_BYTES", "ALLOW_TARGETS", "BROWSER_PROXY_URL",
 		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES", "SEARXNG_ENDPOINT", "SEARXNG_TIMEOUT"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)

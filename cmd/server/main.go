@@ -39,6 +39,7 @@ import (
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/httpapi"
+	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/media"
@@ -386,6 +387,20 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		go func() { jobsRT.monitors.Run(schedCtx, cfg.MonitorTick); close(schedDone) }()
 		defer func() { stopSched(); <-schedDone }()
 	}
+	var sessions httpapi.Interact // stays a nil interface without a browser
+	if browserPool != nil && !workerOnly {
+		if ist, ok := st.(store.InteractStore); ok {
+			m := interact.New(interact.Config{Store: ist, Browser: browserPool, Ledger: ledger, Profiles: profileStore{st}, Locker: locker,
+				MaxPerTeam: cfg.InteractPerTeam, MaxSessions: cfg.InteractMax, JSMemory: int64(cfg.InteractJSMemMB) << 20, Log: log})
+			reapCtx, stopReap := context.WithCancel(ctx)
+			reapDone := make(chan struct{})
+			go func() { m.Run(reapCtx); close(reapDone) }()
+			// Sessions end (and are billed) before the pool and the store
+			// close.
+			defer func() { stopReap(); <-reapDone }()
+			sessions = m
+		}
+	}
 	checks := readyChecks(st, docCache, browserPool)
 	checks = append(checks, httpapi.ReadyCheck{Name: "queue", Check: func(ctx context.Context) (string, error) {
 		return "", jobsRT.q.Ping(ctx)
@@ -414,6 +429,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		AuthFailureLimit: cfg.AuthFailures,
 		TrustedProxies:   cfg.TrustedProxies,
 		Threat:           threats,
+		Interact:         sessions,
 		Log:              log,
 	})
 

@@ -8,6 +8,7 @@ import (
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/monitor"
@@ -58,6 +59,14 @@ var errorTable = []mapping{
 	{monitor.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Monitor not found"},
 	{monitor.ErrCheckNotFound, http.StatusNotFound, "NOT_FOUND", "Check not found"},
 	{monitor.ErrPaused, http.StatusConflict, "MONITOR_PAUSED", "Monitor is paused: set its status to active to run it"},
+	{interact.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Browser session not found."},
+	{interact.ErrDestroyed, http.StatusGone, "SESSION_DESTROYED", "Browser session has been destroyed."},
+	{interact.ErrTooMany, http.StatusTooManyRequests, "TOO_MANY_SESSIONS", ""},
+	{interact.ErrElsewhere, http.StatusConflict, "SESSION_ON_OTHER_SERVER", "Conflict: this browser session is held by another server process; send its requests to that process (sessions are not shared between replicas)."},
+	{interact.ErrProfileBusy, http.StatusConflict, "PROFILE_IN_USE", ""},
+	{interact.ErrLanguage, http.StatusBadRequest, "INTERACT_LANGUAGE_NOT_SUPPORTED", ""},
+	{interact.ErrReplay, http.StatusBadGateway, "INTERACT_REPLAY_FAILED", ""},
+	{interact.ErrUnavailable, http.StatusBadGateway, "BROWSER_UNAVAILABLE", ""},
 	{search.ErrNotConfigured, http.StatusBadRequest, "SEARCH_NOT_CONFIGURED", "Search is not configured on this server: set SEARXNG_ENDPOINT to the URL of a SearXNG instance with the JSON format enabled (the compose file's search profile runs one)."},
 	{search.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the search engine did not answer within timeout. Raise timeout or retry."},
 	{search.ErrNoEngines, http.StatusBadGateway, "SEARCH_ENGINE_UNAVAILABLE", ""},

@@ -68,6 +68,7 @@ func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
 	}
 	if !opts.ZeroDataRetention && !opts.Lockdown {
 		s.results.put(ctx, doc.Metadata.ScrapeID, team.ID, data)
+		s.replays.put(ctx, doc.Metadata.ScrapeID, team.ID, opts)
 		s.log.InfoContext(ctx, "scrape done", "request_id", requestIDFrom(ctx), "team_id", team.ID,
 			"url", logsafe.URL(opts.URL), "status_code", doc.Metadata.StatusCode, "cache_state", doc.Metadata.CacheState)
 	}

@@ -100,6 +100,9 @@ type Deps struct {
 	// nil means none is configured: those and POST /v2/extract answer that
 	// (the scrape formats are the Scraper's business).
 	Model Model
+	// Interact runs the live browser sessions of /v2/interact, /v2/browser
+	// and /v2/scrape/{id}/interact; nil answers 501 on those routes.
+	Interact Interact
 	// TrustedProxies are the peers whose X-Forwarded-For names the client
 	// (TRUSTED_PROXIES); from anyone else the header is ignored.
 	TrustedProxies []netip.Prefix
@@ -145,6 +148,8 @@ type Server struct {
 	trustedProxies []netip.Prefix
 	model          Model
 	threat         *threat.Checker
+	interact       Interact
+	replays        replays
 	lastOK         sync.Map // team id -> time.Time of the last successful scrape
 }
 
@@ -155,7 +160,8 @@ func New(d Deps) *Server {
 		jobs: d.Jobs, jobStore: d.JobStore, agents: d.Agents, monitors: d.Monitors, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
 		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model,
-		threat: d.Threat}
+		threat:   d.Threat,
+		interact: d.Interact, replays: replays{c: d.Results, now: time.Now}}
 	if d.AuthFailureLimit > 0 {
 		s.authFails = newAuthFailures(d.AuthFailureLimit)
 	}
@@ -192,6 +198,9 @@ func New(d Deps) *Server {
 		if d.Monitors != nil {
 			s.monitorRoutes(r)
 		}
+		if d.Interact != nil {
+			s.interactRoutes(r)
+		}
 		r.Get("/team/credit-usage", s.handle(s.handleCreditUsage))
 		r.Get("/team/credit-usage/historical", s.handle(s.handleCreditHistory))
 		r.Get("/team/token-usage", s.handle(s.handleTokenUsage))
@@ -203,6 +212,9 @@ func New(d Deps) *Server {
 				continue
 			}
 			if d.Monitors != nil && isMonitorRoute(p) {
+				continue
+			}
+			if d.Interact != nil && isInteractRoute(p) {
 				continue
 			}
 			r.HandleFunc(p, s.handle(handleNotImplemented))
@@ -239,6 +251,17 @@ var notImplemented = []string{
 	"/interact", "/interact/*", "/browser", "/browser/*",
 	"/monitor", "/monitor/*",
 	"/team/activity",
+}
+
+// isInteractRoute reports the notImplemented routes that interactRoutes
+// serves (the session replay routes under /interact/* and /browser/* stay
+// 501).
+func isInteractRoute(p string) bool {
+	switch p {
+	case "/scrape/{id}/interact", "/interact", "/browser":
+		return true
+	}
+	return false
 }
 
 func handleNotImplemented(w http.ResponseWriter, r *http.Request) error {

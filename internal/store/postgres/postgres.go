@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -166,7 +167,7 @@ func (s *Store) migrate(ctx context.Context, schema string) error {
 		applied := make(map[int]bool, len(versions))
 		for _, v := range versions {
 			applied[v] = true
-			if v > len(all) {
+			if !slices.ContainsFunc(all, func(m migrations.Migration) bool { return m.Version == v }) {
 				s.log.WarnContext(ctx, "database has a migration this binary does not know", "version", v)
 			}
 		}

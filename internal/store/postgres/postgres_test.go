@@ -12,6 +12,7 @@ import (
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/storetest"
 	"github.com/firegate/firegate/internal/testenv"
+	"github.com/firegate/firegate/migrations"
 )
 
 // newSchema returns a fresh random schema name that is dropped, with all it
@@ -62,6 +63,9 @@ func TestContract(t *testing.T) {
 	storetest.RunWorkers(t, func(t *testing.T) store.WorkerStore {
 		return openTest(t, url, newSchema(t, url))
 	})
+	storetest.RunInteract(t, func(t *testing.T) storetest.InteractUnderTest {
+		return openTest(t, url, newSchema(t, url))
+	})
 }
 
 func TestConcurrentOpenMigratesOnce(t *testing.T) {
@@ -84,13 +88,17 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = stores[i].Close() })
 	}
-	var n, maxVersion int
+	all, err := migrations.Load(migrations.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, distinct, maxVersion int
 	if err := stores[0].pool.QueryRow(t.Context(),
-		"SELECT count(*), max(version) FROM schema_migrations").Scan(&n, &maxVersion); err != nil {
+		"SELECT count(*), count(DISTINCT version), max(version) FROM schema_migrations").Scan(&n, &distinct, &maxVersion); err != nil {
 		t.Fatalf("read schema_migrations: %v", err)
 	}
-	if n != maxVersion || n == 0 {
-		t.Errorf("schema_migrations has %d rows up to version %d, want each version once", n, maxVersion)
+	if n != len(all) || distinct != n || maxVersion != all[len(all)-1].Version {
+		t.Errorf("schema_migrations has %d rows (%d versions) up to version %d, want each of the %d migrations once", n, distinct, maxVersion, len(all))
 	}
 	// Every replica works on the same tables.
 	if _, err := stores[1].CreateTeam(t.Context(), "shared"); err != nil {

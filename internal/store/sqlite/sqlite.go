@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -231,7 +232,7 @@ func (s *Store) migrate(ctx context.Context) error {
 				return fmt.Errorf("store: migrate: applied versions: %w", err)
 			}
 			applied[v] = true
-			if v > len(all) {
+			if !slices.ContainsFunc(all, func(m migrations.Migration) bool { return m.Version == v }) {
 				s.log.WarnContext(ctx, "database has a migration this binary does not know", "version", v)
 			}
 		}

@@ -47,6 +47,9 @@ func TestContract(t *testing.T) {
 	storetest.RunWorkers(t, func(t *testing.T) store.WorkerStore {
 		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
 	})
+	storetest.RunInteract(t, func(t *testing.T) storetest.InteractUnderTest {
+		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
+	})
 }
 
 func TestOpenCreatesDirectory(t *testing.T) {

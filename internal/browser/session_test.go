@@ -1,0 +1,161 @@
+package browser
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firegate/firegate/internal/actions"
+)
+
+// TestSession drives a session through navigation, actions and evaluation,
+// checks that two sessions of one team share no state, that the guard
+// refuses what the policy refuses and that closing leaves no target.
+func TestSession(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{
+		"/form": `<html><head><title>Form</title></head><body>
+<input id="q"><button id="go" onclick="document.getElementById('out').textContent = 'hello ' + document.getElementById('q').value">Go</button>
+<p id="out"></p><script>document.cookie = 'sess=1; max-age=3600';</script></body></html>`,
+		"/other": `<html><body><p id="c"></p><script>document.getElementById('c').textContent = 'cookie=' + document.cookie;</script></body></html>`,
+	}, map[string]http.HandlerFunc{
+		"/status": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404); fmt.Fprint(w, "<p>nope</p>") },
+	})
+	ctx := testCtx(t, 60*time.Second)
+	pagesBefore, _, ctxBefore := quietTargets(t, p, -1)
+
+	a, err := p.OpenSession(ctx, SessionOptions{Team: "team-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := a.Goto(ctx, s.URL+"/form")
+	if err != nil || status != 200 {
+		t.Fatalf("Goto = %d, %v", status, err)
+	}
+	if _, err := a.Do(ctx, actions.Action{Type: actions.TypeClick, Selector: "#q"}, actions.Action{Type: actions.TypeWrite, Text: "world"},
+		actions.Action{Type: actions.TypeClick, Selector: "#go"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.Evaluate(ctx, "document.getElementById('out').textContent + '|' + document.title")
+	if err != nil || v.Value != "hello world|Form" {
+		t.Fatalf("Evaluate = %+v, %v", v, err)
+	}
+	if _, err := a.Do(ctx, actions.Action{Type: actions.TypeClick, Selector: "#missing"}); err == nil {
+		t.Error("click on a missing element: no error")
+	}
+	// The page stays where it is between calls.
+	doc, err := a.Content(ctx)
+	if err != nil || !strings.Contains(doc.HTML, "hello world") || doc.URL != s.URL+"/form" {
+		t.Errorf("Content = %q %q, %v", doc.URL, doc.HTML, err)
+	}
+	if st, err := a.Goto(ctx, s.URL+"/status"); err != nil || st != 404 {
+		t.Errorf("Goto /status = %d, %v; want 404", st, err)
+	}
+	shot, err := a.Screenshot(ctx, false)
+	if err != nil || len(shot) < 8 || string(shot[1:4]) != "PNG" {
+		t.Errorf("Screenshot: %d bytes, %v", len(shot), err)
+	}
+	if _, err := a.Goto(ctx, "file:///etc/passwd"); !errors.Is(err, ErrNavigation) {
+		t.Errorf("Goto file: err %v, want ErrNavigation", err)
+	}
+
+	// A second session of the same team does not see the first's cookie;
+	// the first still does.
+	b, err := p.OpenSession(ctx, SessionOptions{Team: "team-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Goto(ctx, s.URL+"/other"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := b.Evaluate(ctx, "document.getElementById('c').textContent"); v.Value != "cookie=" {
+		t.Errorf("second session saw %v", v.Value)
+	}
+	if _, err := a.Goto(ctx, s.URL+"/other"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := a.Evaluate(ctx, "document.getElementById('c').textContent"); v.Value != "cookie=sess=1" {
+		t.Errorf("first session saw %v", v.Value)
+	}
+
+	st, err := a.Close(ctx, true)
+	if err != nil || st == nil || len(st.Cookies) != 1 || st.Cookies[0].Name != "sess" {
+		t.Errorf("Close(save) = %+v, %v; want the sess cookie", st, err)
+	}
+	if _, err := a.Evaluate(ctx, "1"); !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("Evaluate after Close: %v, want ErrSessionClosed", err)
+	}
+	select {
+	case <-a.Done():
+	default:
+		t.Error("Done not closed after Close")
+	}
+	if _, err := b.Close(ctx, false); err != nil {
+		t.Error(err)
+	}
+	if pages, _, contexts := quietTargets(t, p, pagesBefore); pages > pagesBefore || contexts > ctxBefore {
+		t.Errorf("after closing: %d pages, %d contexts; before: %d, %d", pages, contexts, pagesBefore, ctxBefore)
+	}
+}
+
+// TestSessionLoadsState: a profile's state is in the session's first page.
+func TestSessionLoadsState(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body><p id="c"></p><script>document.getElementById('c').textContent = document.cookie + '|' + localStorage.getItem('k');</script></body></html>`}, nil)
+	ctx := testCtx(t, 30*time.Second)
+	origin := s.URL
+	sess, err := p.OpenSession(ctx, SessionOptions{Team: "t", State: &State{
+		Cookies:      []Cookie{{Name: "a", Value: "1", Domain: "127.0.0.1", Path: "/"}},
+		LocalStorage: map[string]map[string]string{origin: {"k": "v"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(ctx, false)
+	if _, err := sess.Goto(ctx, s.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := sess.Evaluate(ctx, "document.getElementById('c').textContent"); v.Value != "a=1|v" {
+		t.Errorf("page saw %v, want a=1|v", v.Value)
+	}
+}
+
+// TestSessionCloseAbortsOperation: Close ends a wait in progress at once.
+func TestSessionCloseAbortsOperation(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	ctx := testCtx(t, 30*time.Second)
+	sess, err := p.OpenSession(ctx, SessionOptions{Team: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := sess.Do(ctx, actions.Action{Type: actions.TypeWait, Selector: "#never"})
+		errc <- err
+	}()
+	// Let the wait start: the session is held while it runs.
+	deadline := time.Now().Add(10 * time.Second)
+	for sess.mu.TryLock() {
+		sess.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("wait did not start")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	if _, err := sess.Close(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, ErrSessionClosed) {
+		t.Errorf("wait ended with %v, want ErrSessionClosed", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+}
