@@ -95,8 +95,16 @@ type Observer interface {
 	ObserveLLMInvalidAnswer(purpose string)
 }
 
+// observe reports a finished call to the Observer, if any.
+func (c *Client) observe(purpose string, err error, took time.Duration, u Usage) {
+	if c.obs != nil {
+		c.obs.ObserveLLMCall(purpose, OutcomeOf(err), took, u.PromptTokens, u.CompletionTokens)
+	}
+}
+
 // OutcomeOf names a call's result for metrics: success, timeout,
-// unavailable, rejected, canceled or error.
+// unavailable, rejected, refused (a tool turn the model refused), canceled
+// or error.
 func OutcomeOf(err error) string {
 	switch {
 	case err == nil:
@@ -105,6 +113,8 @@ func OutcomeOf(err error) string {
 		return "timeout"
 	case errors.Is(err, ErrUnavailable):
 		return "unavailable"
+	case errors.Is(err, ErrRefused): // before ErrRejected, which it wraps
+		return "refused"
 	case errors.Is(err, ErrRejected):
 		return "rejected"
 	case errors.Is(err, context.Canceled):
@@ -387,9 +397,7 @@ func (c *Client) call(ctx context.Context, req Request, jr *JSONRequest) (*Respo
 	case <-ctx.Done():
 		// No slot came free in time: a call that failed, for the metrics.
 		err = c.ctxErr(ctx, nil)
-		if c.obs != nil {
-			c.obs.ObserveLLMCall(req.Purpose, OutcomeOf(err), time.Since(start), 0, 0)
-		}
+		c.observe(req.Purpose, err, time.Since(start), Usage{})
 		return nil, err
 	}
 	defer func() { <-c.sem }()
@@ -424,13 +432,11 @@ func (c *Client) call(ctx context.Context, req Request, jr *JSONRequest) (*Respo
 		resp.Usage = estimateUsage(req.Messages, resp.Content)
 	}
 	took := time.Since(start)
-	if c.obs != nil {
-		var u Usage
-		if resp != nil && err == nil {
-			u = resp.Usage
-		}
-		c.obs.ObserveLLMCall(req.Purpose, OutcomeOf(err), took, u.PromptTokens, u.CompletionTokens)
+	var u Usage
+	if resp != nil && err == nil {
+		u = resp.Usage
 	}
+	c.observe(req.Purpose, err, took, u)
 	attrs := []any{"model", c.model, "purpose", req.Purpose, "attempts", attempts, "ms", took.Milliseconds()}
 	if resp != nil {
 		attrs = append(attrs, "prompt_tokens", resp.Usage.PromptTokens, "completion_tokens", resp.Usage.CompletionTokens,

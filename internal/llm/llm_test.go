@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/firegate/firegate/internal/llm/llmtest"
 )
 
 // scripted is an OpenAI-compatible endpoint on loopback that records what
@@ -454,5 +456,24 @@ func TestObserver(t *testing.T) {
 	want := []string{"json/success/100/10", "json/success/130/12", "summary/rejected/0/0", "/unavailable/0/0"}
 	if fmt.Sprint(obs.calls) != fmt.Sprint(want) || fmt.Sprint(obs.invalid) != "[json]" {
 		t.Errorf("calls %v invalid %v; want %v and [json]", obs.calls, obs.invalid, want)
+	}
+
+	// Tool-calling turns are observed too, refusals as such.
+	tobs := &observed{}
+	ts := llmtest.New(t, llmtest.Calls(&llmtest.Usage{PromptTokens: 30, CompletionTokens: 5}, llmtest.Call("c1", "search", map[string]any{"q": "x"})),
+		llmtest.Refusal("no"))
+	tc, err := New(Options{BaseURL: ts.BaseURL, Model: "m", Observer: tobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	treq := ToolRequest{Purpose: "agent", Messages: []ChatMessage{{Role: "user", Content: "find"}}, Tools: []Tool{{Name: "search"}}}
+	if _, err := tc.CompleteTools(context.Background(), treq); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.CompleteTools(context.Background(), treq); !errors.Is(err, ErrRefused) {
+		t.Fatalf("err = %v", err)
+	}
+	if got := fmt.Sprint(tobs.calls); !strings.HasPrefix(got, "[agent/success/30/5 agent/refused/") {
+		t.Errorf("tool turns observed as %s", got)
 	}
 }

@@ -154,7 +154,9 @@ func (c *Client) CompleteTools(ctx context.Context, req ToolRequest) (*ToolRespo
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
-		return nil, c.ctxErr(ctx, nil)
+		err := c.ctxErr(ctx, nil)
+		c.observe(req.Purpose, err, time.Since(start), Usage{})
+		return nil, err
 	}
 	defer func() { <-c.sem }()
 
@@ -189,13 +191,16 @@ func (c *Client) CompleteTools(ctx context.Context, req ToolRequest) (*ToolRespo
 		resp, err = parseToolAnswer(raw)
 	}
 	attrs := []any{"model", c.model, "purpose", req.Purpose, "attempts", attempts, "ms", time.Since(start).Milliseconds()}
+	var used Usage
 	if resp != nil {
 		if resp.Usage.TotalTokens == 0 && resp.Usage.PromptTokens == 0 {
 			resp.Usage = estimateToolUsage(req.Messages, resp)
 		}
+		used = resp.Usage
 		attrs = append(attrs, "prompt_tokens", resp.Usage.PromptTokens, "completion_tokens", resp.Usage.CompletionTokens,
 			"tool_calls", len(resp.ToolCalls))
 	}
+	c.observe(req.Purpose, err, time.Since(start), used)
 	if err != nil {
 		c.log.WarnContext(ctx, "llm call failed", append(attrs, "err", err)...)
 		return resp, err

@@ -118,7 +118,7 @@ func New(o Options) *Metrics {
 	}, []string{"purpose"})
 	m.llmTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "llm_tokens_total",
-		Help: "Language model tokens of successful completions (as the endpoint reports them, else estimated), by purpose and kind (prompt, completion).",
+		Help: "Language model tokens of the answers received (as the endpoint reports them, else estimated), by purpose and kind (prompt, completion).",
 	}, []string{"purpose", "kind"})
 	m.llmInvalid = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "llm_invalid_answers_total",
