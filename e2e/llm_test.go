@@ -82,7 +82,7 @@ func TestJavaScriptSDKLanguageModel(t *testing.T) {
 			props, _ := rf.JSONSchema.Schema["properties"].(map[string]any)
 			if _, ok := props["keeper"]; ok && rf.Type == "json_schema" {
 				_, years := props["years"]
-				sawZod = years && strings.Contains(r.System(), "Who kept the lamp")
+				sawZod = sawZod || years && strings.Contains(r.System(), "Who kept the lamp")
 			}
 		}
 	}

@@ -261,11 +261,11 @@ func (c changeStore) PreviousScrape(ctx context.Context, teamID, url, tag string
 	if err != nil {
 		return scrape.Snapshot{}, false, err
 	}
-	return scrape.Snapshot{Markdown: s.Markdown, ScrapedAt: s.ScrapedAt}, true, nil
+	return scrape.Snapshot{Markdown: s.Markdown, JSON: s.JSON, ScrapedAt: s.ScrapedAt}, true, nil
 }
 
 func (c changeStore) SaveScrape(ctx context.Context, teamID, url, tag string, s scrape.Snapshot) error {
-	return c.st.SaveScrape(ctx, store.ScrapeSnapshot{TeamID: teamID, URL: url, Tag: tag, Markdown: s.Markdown, ScrapedAt: s.ScrapedAt})
+	return c.st.SaveScrape(ctx, store.ScrapeSnapshot{TeamID: teamID, URL: url, Tag: tag, Markdown: s.Markdown, JSON: s.JSON, ScrapedAt: s.ScrapedAt})
 }
 
 // serve runs the server: the API and the queue workers, or with workerOnly

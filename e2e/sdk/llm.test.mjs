@@ -109,3 +109,19 @@ test("token usage: an extract's tokens are what the team's token balance loses",
   }
   assert.ok(periods.some((p) => p.tokensUsed === 150), JSON.stringify(periods));
 });
+
+test("changeTracking json mode: new, then same, at the json price", async () => {
+  const opts = {
+    formats: ["markdown", {
+      type: "changeTracking", modes: ["json"], tag: "sdk-json",
+      schema: { type: "object", properties: { keeper: { type: "string" }, years: { type: "number" } } },
+    }],
+  };
+  const first = await app().scrape(page, opts);
+  assert.equal(first.changeTracking.changeStatus, "new");
+  assert.equal(first.changeTracking.json, null);
+  assert.equal(first.metadata.creditsUsed, 5);
+  const second = await app().scrape(page, opts);
+  assert.equal(second.changeTracking.changeStatus, "same");
+  assert.ok(Date.parse(second.changeTracking.previousScrapeAt) > 0);
+});

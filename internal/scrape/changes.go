@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -17,7 +18,9 @@ type ChangeStore interface {
 
 // Snapshot is what change tracking keeps of a scrape.
 type Snapshot struct {
-	Markdown  string
+	Markdown string
+	// JSON is the json mode's extracted object; nil when none was made.
+	JSON      json.RawMessage
 	ScrapedAt time.Time
 }
 
@@ -33,8 +36,9 @@ type ChangeTracking struct {
 	Visibility string `json:"visibility"`
 	// Diff is set in git-diff mode when the page changed.
 	Diff *changetrack.Diff `json:"diff"`
-	// JSON is the json mode's per-key comparison (not produced yet).
-	JSON *struct{} `json:"json"`
+	// JSON is set in json mode when the page changed: each key whose
+	// extracted value changed, with its previous and current value.
+	JSON map[string]KeyChange `json:"json"`
 }
 
 // changeStoreTimeout bounds change tracking's store reads and writes.
@@ -49,9 +53,11 @@ const (
 // trackChanges compares doc's markdown with the team's previous scrape of
 // the URL under the format's tag, sets doc.ChangeTracking and saves this
 // scrape as the next one's previous (not under zero data retention, and
-// not when the page is gone, so its last content stays comparable). Store
-// failures are logged: the scrape itself succeeded.
-func (e *Engine) trackChanges(ctx context.Context, o *Options, doc *Document) {
+// not when the page is gone, so its last content stays comparable). In
+// json mode current is the object extracted now (nil when none was made:
+// the previous one is kept). Store failures are logged: the scrape itself
+// succeeded.
+func (e *Engine) trackChanges(ctx context.Context, o *Options, doc *Document, current json.RawMessage) {
 	f, ok := o.FormatOf(FormatChangeTracking)
 	if !ok {
 		return
@@ -65,9 +71,9 @@ func (e *Engine) trackChanges(ctx context.Context, o *Options, doc *Document) {
 		tag = *f.Tag
 	}
 	url := normalizeURL(o.URL)
-	current := ""
+	md := ""
 	if doc.Markdown != nil {
-		current = *doc.Markdown
+		md = *doc.Markdown
 	}
 	prev, found, err := e.changes.PreviousScrape(ctx, o.TeamID, url, tag)
 	if err != nil {
@@ -75,7 +81,7 @@ func (e *Engine) trackChanges(ctx context.Context, o *Options, doc *Document) {
 		found = false
 	}
 	ct := &ChangeTracking{
-		ChangeStatus: changetrack.Status(found, prev.Markdown, current, doc.Metadata.StatusCode),
+		ChangeStatus: changetrack.Status(found, prev.Markdown, md, doc.Metadata.StatusCode),
 		Visibility:   "visible",
 	}
 	if found {
@@ -83,14 +89,20 @@ func (e *Engine) trackChanges(ctx context.Context, o *Options, doc *Document) {
 		ct.PreviousScrapeAt = &at
 	}
 	if ct.ChangeStatus == changetrack.StatusChanged && slices.Contains(f.Modes, ModeGitDiff) {
-		d := changetrack.Compute(prev.Markdown, current)
+		d := changetrack.Compute(prev.Markdown, md)
 		ct.Diff = &d
+	}
+	if ct.ChangeStatus == changetrack.StatusChanged && slices.Contains(f.Modes, ModeJSON) {
+		ct.JSON = compareJSON(f.Schema, prev.JSON, current)
+	}
+	if current == nil {
+		current = prev.JSON
 	}
 	doc.ChangeTracking = ct
 	if o.ZeroDataRetention || ct.ChangeStatus == changetrack.StatusRemoved {
 		return
 	}
-	if err := e.changes.SaveScrape(ctx, o.TeamID, url, tag, Snapshot{Markdown: current, ScrapedAt: e.now()}); err != nil {
+	if err := e.changes.SaveScrape(ctx, o.TeamID, url, tag, Snapshot{Markdown: md, JSON: current, ScrapedAt: e.now()}); err != nil {
 		e.log.WarnContext(ctx, "change tracking save failed", "err", err)
 	}
 }

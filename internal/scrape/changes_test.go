@@ -26,11 +26,11 @@ func (c storeChanges) PreviousScrape(ctx context.Context, teamID, url, tag strin
 	if errors.Is(err, store.ErrNotFound) {
 		return Snapshot{}, false, nil
 	}
-	return Snapshot{Markdown: s.Markdown, ScrapedAt: s.ScrapedAt}, err == nil, err
+	return Snapshot{Markdown: s.Markdown, JSON: s.JSON, ScrapedAt: s.ScrapedAt}, err == nil, err
 }
 
 func (c storeChanges) SaveScrape(ctx context.Context, teamID, url, tag string, s Snapshot) error {
-	return c.st.SaveScrape(ctx, store.ScrapeSnapshot{TeamID: teamID, URL: url, Tag: tag, Markdown: s.Markdown, ScrapedAt: s.ScrapedAt})
+	return c.st.SaveScrape(ctx, store.ScrapeSnapshot{TeamID: teamID, URL: url, Tag: tag, Markdown: s.Markdown, JSON: s.JSON, ScrapedAt: s.ScrapedAt})
 }
 
 // pageSite serves /page with settable body and status.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -144,14 +145,27 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 			return nil, err
 		}
 	}
+	changeJSON, err := planChangeJSON(&opts)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	doc, engine, err := e.scrapeWithLLM(ctx, opts, plan)
 	if err == nil {
 		err = e.checkFinalURL(&opts, doc)
 	}
+	var current json.RawMessage // changeTracking's json mode: the page's object now
+	if err == nil && changeJSON != nil {
+		jctx, cancel := changeJSONDeadline(ctx, &opts, start)
+		current, err = e.extractChangeJSON(jctx, changeJSON, doc)
+		cancel()
+		if err == nil {
+			doc.Metadata.CreditsUsed += changeJSONCredits(&opts)
+		}
+	}
 	if err == nil {
 		doc.Metadata.CreditsUsed += threatCredits(&opts)
-		e.trackChanges(ctx, &opts, doc)
+		e.trackChanges(ctx, &opts, doc, current)
 	}
 	if e.observe != nil {
 		e.observe.ObserveScrape(engine, Outcome(err), time.Since(start))

@@ -35,8 +35,7 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 				continue
 			}
 			if llmOK {
-				return &FeatureError{Code: "SCRAPE_FORMAT_NOT_SUPPORTED", Feature: "formats.changeTracking.modes",
-					Reason: "The json mode of changeTracking is not supported by this server yet (git-diff is)"}
+				continue
 			}
 			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats.changeTracking.modes",
 				Reason: "The json mode of changeTracking needs a language model, and this server has none configured yet (git-diff does not)"}
