@@ -189,6 +189,11 @@ type TeamLimits struct {
 	RateMultiplier *int
 	// ZeroDataRetention allows the team to request zero data retention.
 	ZeroDataRetention bool
+	// Catalog enables catalog calls and domainTools for the team.
+	Catalog bool
+	// ThirdPartyTerms records that the team accepted the third-party data
+	// terms, which calls to operator tools of the catalog need.
+	ThirdPartyTerms bool
 }
 
 // MaxProfileNameLen is the longest browser profile name, in characters.
