@@ -12,7 +12,9 @@ type Error struct {
 	Details any
 	// RetryAfter, when positive, is sent as the Retry-After header (seconds).
 	RetryAfter int
-	err        error // cause, logged, never rendered
+	// RequiresAction marks a 403 the team must act on first (terms).
+	RequiresAction bool
+	err            error // cause, logged, never rendered
 }
 
 func (e *Error) Error() string {

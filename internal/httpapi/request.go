@@ -75,6 +75,11 @@ func decodeScrapeRequest(r io.Reader) (scrapeRequest, error) {
 	if apiErr != nil {
 		return scrapeRequest{}, apiErr
 	}
+	return validateScrapeRequest(fields)
+}
+
+// validateScrapeRequest validates the members of a POST /v2/scrape body.
+func validateScrapeRequest(fields jsonObject) (scrapeRequest, error) {
 	var v validator
 	req := v.scrapeRequest(fields)
 	if err := v.err(); err != nil {

@@ -27,6 +27,9 @@ type envelope struct {
 	Code    string `json:"code,omitempty"`
 	Error   string `json:"error"`
 	Details any    `json:"details,omitempty"`
+	// RequiresAction is set on a 403 that needs an out-of-band step
+	// (THIRD_PARTY_DATA_TERMS_REQUIRED).
+	RequiresAction bool `json:"requiresAction,omitempty"`
 }
 
 // writeError renders err through the error table and logs it.
@@ -46,7 +49,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	writeJSON(w, e.Status, envelope{Success: false, Code: e.Code, Error: e.Message, Details: e.Details})
+	writeJSON(w, e.Status, envelope{Success: false, Code: e.Code, Error: e.Message, Details: e.Details, RequiresAction: e.RequiresAction})
 }
 
 // writeJSON writes v as the JSON body with status.

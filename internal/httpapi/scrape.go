@@ -20,12 +20,16 @@ import (
 // handleScrape serves POST /v2/scrape: validate, rate limit, credit
 // pre-check, wait for a concurrency slot, scrape, charge.
 func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
-	req, err := decodeScrapeRequest(r.Body)
+	fields, apiErr := readJSONObject(r.Body)
+	if apiErr != nil {
+		return apiErr
+	}
+	if isCatalogRequest(fields) {
+		return s.handleCatalog(w, r, fields)
+	}
+	req, err := validateScrapeRequest(fields)
 	if err != nil {
 		return err
-	}
-	if req.Catalog != nil {
-		return errCatalogNotEnabled
 	}
 	ctx := r.Context()
 	team := teamFrom(ctx)
@@ -33,6 +37,10 @@ func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
 	opts.TeamID = team.ID
 	if opts.ZeroDataRetention && !team.Unlimited && !team.Limits.ZeroDataRetention {
 		return errZDRNotEnabled
+	}
+	withTools := opts.DomainTools
+	if err := s.domainTools(team, &opts); err != nil {
+		return err
 	}
 	if !opts.ZeroDataRetention {
 		noteTargetURL(ctx, opts.URL)
@@ -61,6 +69,9 @@ func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
 	if waited > 0 {
 		ms := waited.Milliseconds()
 		doc.Metadata.Concurrency, doc.Metadata.ConcurrencyMS = true, &ms
+	}
+	if withTools {
+		doc.Tools = s.catalog.DomainTools(opts.URL)
 	}
 	data, err := json.Marshal(doc)
 	if err != nil {

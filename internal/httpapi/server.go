@@ -17,6 +17,7 @@ import (
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/cache"
+	"github.com/firegate/firegate/internal/catalog"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -109,7 +110,13 @@ type Deps struct {
 	// Threat is the operator's threat blocklist (THREAT_BLOCKLIST_FILE);
 	// nil applies only the lists of a request's threatProtection.
 	Threat *threat.Checker
-	Log    *slog.Logger
+	// Catalog configures catalog calls of POST /v2/scrape and domainTools
+	// (the operator's tools and the network policy they are called
+	// through); nil answers 403 CATALOG_NOT_ENABLED. CatalogKeys keeps
+	// their x-request-id keys; nil: keys are echoed but not kept.
+	Catalog     *catalog.Options
+	CatalogKeys *catalog.Keys
+	Log         *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -150,6 +157,8 @@ type Server struct {
 	threat         *threat.Checker
 	interact       Interact
 	replays        replays
+	catalog        *catalog.Service
+	catalogKeys    *catalog.Keys
 	lastOK         sync.Map // team id -> time.Time of the last successful scrape
 }
 
@@ -162,6 +171,15 @@ func New(d Deps) *Server {
 		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model,
 		threat:   d.Threat,
 		interact: d.Interact, replays: replays{c: d.Results, now: time.Now}}
+	s.catalogKeys = d.CatalogKeys
+	if d.Catalog != nil {
+		svc, err := catalog.New(*d.Catalog, s.catalogBuiltins()...)
+		if err != nil {
+			s.log.Error("catalog calls disabled", "err", err)
+		} else {
+			s.catalog = svc
+		}
+	}
 	if d.AuthFailureLimit > 0 {
 		s.authFails = newAuthFailures(d.AuthFailureLimit)
 	}

@@ -43,6 +43,9 @@ type Document struct {
 	// on this document (reported by the endpoint, else estimated); it is
 	// not part of the API's document. Extracts are billed by it.
 	TokensUsed int64 `json:"-"`
+	// Tools lists the catalog tools matched to the page (domainTools);
+	// the HTTP layer fills it in.
+	Tools any `json:"tools,omitempty"`
 }
 
 // AttributeValue is one entry of the attributes format output.

@@ -1,0 +1,266 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Bounds of find-tools.
+const (
+	defaultFindLimit = 20
+	maxFindLimit     = 100
+)
+
+var findToolsSchema = json.RawMessage(`{
+	"type": "object",
+	"additionalProperties": false,
+	"properties": {
+		"urls": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 2048}},
+		"providers": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+		"categories": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+		"groups": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+		"capabilities": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+		"level": {"enum": ["providers", "groups", "tools"]},
+		"expand": {"type": "array", "maxItems": 3, "items": {"enum": ["options", "response", "examples"]}},
+		"limit": {"type": "integer", "minimum": 1, "maximum": 100},
+		"offset": {"type": "integer", "minimum": 0, "maximum": 1000000}
+	}
+}`)
+
+// findOptions are find-tools' options (validated by findToolsSchema).
+type findOptions struct {
+	URLs         []string `json:"urls,omitempty"`
+	Providers    []string `json:"providers,omitempty"`
+	Categories   []string `json:"categories,omitempty"`
+	Groups       []string `json:"groups,omitempty"`
+	Capabilities []string `json:"capabilities,omitempty"`
+	Level        string   `json:"level,omitempty"`
+	Expand       []string `json:"expand,omitempty"`
+	Limit        int      `json:"limit,omitempty"`
+	Offset       int      `json:"offset,omitempty"`
+}
+
+// findTools lists the catalog at a level (providers, groups = first path
+// segment of a capability, or tools), filtered by the options, one page of
+// limit items from offset; next is the call that reads the next page.
+// Without a level it lists providers, or tools when a filter is given.
+func (s *Service) findTools(_ context.Context, _ string, options map[string]any) (any, int64, error) {
+	raw, _ := json.Marshal(options)
+	var o findOptions
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, 0, &CallError{Code: "invalid_options", Status: 400, Message: err.Error()}
+	}
+	level := o.Level
+	if level == "" {
+		level = "providers"
+		if len(o.URLs)+len(o.Providers)+len(o.Groups)+len(o.Capabilities) > 0 {
+			level = "tools"
+		}
+	}
+	limit := o.Limit
+	if limit <= 0 {
+		limit = defaultFindLimit
+	}
+	hosts := urlHosts(o.URLs)
+	var items []map[string]any
+	seenGroup := map[string]bool{}
+	for _, p := range s.Catalog().Providers {
+		if len(o.Providers) > 0 && !slices.Contains(o.Providers, p.Name) {
+			continue
+		}
+		if len(o.Categories) > 0 && !slices.ContainsFunc(p.Categories, func(c string) bool { return slices.Contains(o.Categories, c) }) {
+			continue
+		}
+		var caps []*Capability
+		for _, c := range p.Capabilities {
+			if len(o.Groups) > 0 && !slices.Contains(o.Groups, group(c.Path)) {
+				continue
+			}
+			if len(o.Capabilities) > 0 && !slices.Contains(o.Capabilities, c.Path) {
+				continue
+			}
+			if len(hosts) > 0 && !slices.ContainsFunc(hosts, c.MatchesHost) {
+				continue
+			}
+			caps = append(caps, c)
+		}
+		if len(caps) == 0 && (len(o.Groups)+len(o.Capabilities)+len(hosts) > 0 || level != "providers") {
+			continue
+		}
+		switch level {
+		case "providers":
+			items = append(items, map[string]any{"id": p.Name, "name": p.Name, "description": p.Description,
+				"categories": nonNil(p.Categories), "tools": len(caps),
+				"next": nextCall(findOptions{Level: "groups", Providers: []string{p.Name}})})
+		case "groups":
+			for _, c := range caps {
+				g := group(c.Path)
+				if seenGroup[p.Name+"/"+g] {
+					continue
+				}
+				seenGroup[p.Name+"/"+g] = true
+				items = append(items, map[string]any{"id": p.Name + "/" + g, "name": g, "provider": p.Name,
+					"next": nextCall(findOptions{Level: "tools", Providers: []string{p.Name}, Groups: []string{g}})})
+			}
+		default:
+			for _, c := range caps {
+				item := ToolItem(p, c)
+				if len(hosts) > 0 {
+					item["matchedBy"] = []string{"domain"}
+					item["matchedUrls"] = matchedURLs(c, o.URLs)
+				}
+				items = append(items, item)
+			}
+		}
+	}
+	total := len(items)
+	start := min(o.Offset, total)
+	end := min(start+limit, total)
+	var next any
+	if end < total {
+		n := o
+		n.Level, n.Offset, n.Limit = level, end, limit
+		next = nextCall(n)
+	}
+	page := items[start:end]
+	if page == nil {
+		page = []map[string]any{}
+	}
+	return map[string]any{"level": level, "items": page, "total": total, "next": next}, 0, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// nextCall is the find-tools call with options o.
+func nextCall(o findOptions) map[string]any {
+	raw, _ := json.Marshal(o)
+	var opts map[string]any
+	_ = json.Unmarshal(raw, &opts)
+	return map[string]any{"provider": BuiltinProvider, "capability": "find-tools", "options": opts}
+}
+
+// group is the first segment of a capability path.
+func group(path string) string {
+	g, _, _ := strings.Cut(path, "/")
+	return g
+}
+
+func urlHosts(urls []string) []string {
+	var hosts []string
+	for _, s := range urls {
+		if h := hostOf(s); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+func hostOf(s string) string {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Host == "" {
+		u, err = url.Parse("http://" + strings.TrimSpace(s))
+		if err != nil {
+			return ""
+		}
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+func matchedURLs(c *Capability, urls []string) []string {
+	var out []string
+	for _, u := range urls {
+		if h := hostOf(u); h != "" && c.MatchesHost(h) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// ToolItem describes a capability the way discovery lists it (the SDK's
+// DiscoveredTool): identity, description, cost, its options from the
+// inputSchema, and the call that executes it.
+func ToolItem(p *Provider, c *Capability) map[string]any {
+	return map[string]any{
+		"id":          p.Name + "/" + c.Path,
+		"provider":    p.Name,
+		"capability":  c.Path,
+		"name":        c.Path,
+		"description": c.Description,
+		"creditsCost": c.Credits,
+		"options":     schemaOptions(c.InputSchema),
+		"execute":     map[string]any{"provider": p.Name, "capability": c.Path},
+	}
+}
+
+// schemaOptions lists the top-level properties of an object schema:
+// name, type, required and description, by name.
+func schemaOptions(raw json.RawMessage) []map[string]any {
+	var s struct {
+		Properties map[string]struct {
+			Type        any    `json:"type"`
+			Description string `json:"description"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	out := []map[string]any{}
+	if json.Unmarshal(raw, &s) != nil {
+		return out
+	}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := s.Properties[n]
+		typ := "any"
+		switch t := p.Type.(type) {
+		case string:
+			typ = t
+		case []any:
+			parts := make([]string, 0, len(t))
+			for _, x := range t {
+				if xs, ok := x.(string); ok {
+					parts = append(parts, xs)
+				}
+			}
+			typ = strings.Join(parts, "|")
+		}
+		o := map[string]any{"name": n, "type": typ, "required": slices.Contains(s.Required, n)}
+		if p.Description != "" {
+			o["description"] = p.Description
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// DomainTools lists the operator's tools whose domains match the page at
+// pageURL (the SDK's DiscoveredTool items, matchedBy domain).
+func (s *Service) DomainTools(pageURL string) []map[string]any {
+	out := []map[string]any{}
+	host := hostOf(pageURL)
+	if host == "" {
+		return out
+	}
+	for _, p := range s.Catalog().Providers {
+		for _, c := range p.Capabilities {
+			if c.MatchesHost(host) {
+				item := ToolItem(p, c)
+				item["matchedBy"] = []string{"domain"}
+				item["matchedUrls"] = []string{pageURL}
+				out = append(out, item)
+			}
+		}
+	}
+	return out
+}
