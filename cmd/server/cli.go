@@ -25,6 +25,8 @@ type cliFlags struct {
 	concurrency int
 	rate        int
 	zdr         bool
+	catalog     bool
+	terms       bool
 }
 
 // command is one sub-command of the binary: its words as typed, a line of
@@ -60,12 +62,14 @@ func commands() []command {
 		{name: "credits set", summary: "set a team's balance (the team becomes limited)", flags: amount},
 		{name: "credits unlimited", summary: "remove a team's credit limit", flags: team},
 		{name: "credits show", summary: "print a team's balance", flags: team},
-		{name: "limits set", summary: "set a team's concurrency and rate limits and zero data retention",
+		{name: "limits set", summary: "set a team's concurrency and rate limits, zero data retention, catalog access and\nthird-party data terms (every flag not given goes back to its default)",
 			flags: func(fs *flag.FlagSet, f *cliFlags) {
 				team(fs, f)
 				fs.IntVar(&f.concurrency, "concurrency", -1, "concurrent scrapes, 0 = unlimited (default: the server's TEAM_CONCURRENCY)")
 				fs.IntVar(&f.rate, "rate-multiplier", -1, "multiplier of the base per-minute rates, 0 = unlimited (default: the server's TEAM_RATE_MULTIPLIER)")
 				fs.BoolVar(&f.zdr, "zdr", false, "allow zero data retention requests")
+				fs.BoolVar(&f.catalog, "catalog", false, "enable catalog calls (POST /v2/scrape with catalog) and domainTools")
+				fs.BoolVar(&f.terms, "accept-third-party-terms", false, "record that the team accepted the third-party data terms (calls to the operator's catalog tools)")
 			}},
 		{name: "migrate", summary: "apply the database migrations and exit"},
 		{name: "version", summary: "print the version and exit"},

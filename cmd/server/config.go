@@ -68,6 +68,7 @@ type Config struct {
 	SearxngEndpoint string         // SEARXNG_ENDPOINT: SearXNG base URL for /v2/search; empty = search answers 400 SEARCH_NOT_CONFIGURED
 	SearxngTimeout  time.Duration  // SEARXNG_TIMEOUT: longest wait for one SearXNG answer, default 15s
 	ThreatBlocklist string         // THREAT_BLOCKLIST_FILE: the operator's threat blocklist (hosts-file or one domain per line), enforced on every request and reloaded when it changes; empty = none
+	CatalogFile     string         // CATALOG_FILE: the operator's tool catalog (JSON, or YAML by its .yaml/.yml name), reloaded on change; empty = only the built-in firecrawl provider
 	WebhookSecret   string         // WEBHOOK_SECRET: HMAC-SHA256 secret of the X-Firecrawl-Signature header; empty = unsigned
 	PprofAddr       string         // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 	Metrics         string         // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
@@ -144,6 +145,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		LLMContext:      32768,
 		LLMMaxRetries:   2,
 		SearxngEndpoint: strings.TrimSpace(getenv("SEARXNG_ENDPOINT")),
+		CatalogFile:     strings.TrimSpace(getenv("CATALOG_FILE")),
 		SearxngTimeout:  15 * time.Second,
 		ThreatBlocklist: strings.TrimSpace(getenv("THREAT_BLOCKLIST_FILE")),
 		LogLevel:        slog.LevelInfo,

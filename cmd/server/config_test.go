@@ -65,7 +65,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"QUEUE_WORKERS": "0", "JOB_TTL": "1h", "JOB_TIMEOUT": "2m", "JOB_RESCUE_AFTER": "3m", "WEBHOOK_SECRET": "whsec",
 		"OPENAI_BASE_URL": "http://ollama:11434/v1/", "OPENAI_API_KEY": "sk-x", "MODEL_NAME": "qwen2.5:3b",
 		"LLM_STRUCTURED_OUTPUT": "PROMPT", "LLM_MAX_CONCURRENCY": "2", "LLM_CONTEXT_TOKENS": "8192", "LLM_MAX_RETRIES": "0",
-		"SEARXNG_ENDPOINT": "http://searxng:8080", "SEARXNG_TIMEOUT": "3s",
+		"SEARXNG_ENDPOINT": "http://searxng:8080", "SEARXNG_TIMEOUT": "3s", "CATALOG_FILE": " /etc/firegate/catalog.yaml ",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		QueueWorkers: 0, JobTTL: time.Hour, JobTimeout: 2 * time.Minute, JobRescueAfter: 3 * time.Minute, MonitorTick: 15 * time.Second, WebhookSecret: "whsec",
 		LLMBaseURL: "http://ollama:11434/v1", LLMAPIKey: "sk-x", LLMModel: "qwen2.5:3b", LLMStructured: "prompt",
 		LLMConcurrency: 2, LLMContext: 8192, LLMMaxRetries: 0,
-		SearxngEndpoint: "http://searxng:8080", SearxngTimeout: 3 * time.Second}
+		SearxngEndpoint: "http://searxng:8080", SearxngTimeout: 3 * time.Second, CatalogFile: "/etc/firegate/catalog.yaml"}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/cache"
+	"github.com/firegate/firegate/internal/catalog"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/httpapi"
@@ -43,6 +44,7 @@ import (
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/media"
+	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/store"
@@ -401,6 +403,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 			sessions = m
 		}
 	}
+	catalogOpts, catalogKeys, err := openCatalog(cfg, st, policy, log)
+	if err != nil {
+		return err
+	}
+	if catalogKeys != nil {
+		go catalogKeys.Janitor(ctx)
+	}
 	checks := readyChecks(st, docCache, browserPool)
 	checks = append(checks, httpapi.ReadyCheck{Name: "queue", Check: func(ctx context.Context) (string, error) {
 		return "", jobsRT.q.Ping(ctx)
@@ -430,6 +439,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		TrustedProxies:   cfg.TrustedProxies,
 		Threat:           threats,
 		Interact:         sessions,
+		Catalog:          catalogOpts,
+		CatalogKeys:      catalogKeys,
 		Log:              log,
 	})
 
@@ -695,7 +706,7 @@ func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, f cliFlags
 		return err
 	}
 	defer st.Close()
-	l := store.TeamLimits{ZeroDataRetention: f.zdr}
+	l := store.TeamLimits{ZeroDataRetention: f.zdr, Catalog: f.catalog, ThirdPartyTerms: f.terms}
 	if f.concurrency >= 0 {
 		l.ConcurrencyLimit = &f.concurrency
 	}
@@ -707,6 +718,26 @@ func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, f cliFlags
 	}
 	fmt.Fprintf(stdout, "team %s: limits set\n", team.Name)
 	return nil
+}
+
+// openCatalog loads CATALOG_FILE (none: only the built-in provider) and
+// the x-request-id keys of catalog calls kept in the store. A catalog file
+// that does not load stops the server.
+func openCatalog(cfg Config, st store.Store, policy *netguard.Policy, log *slog.Logger) (*catalog.Options, *catalog.Keys, error) {
+	opts := &catalog.Options{Policy: policy, Log: log}
+	if cfg.CatalogFile != "" {
+		src, err := catalog.OpenSource(cfg.CatalogFile, os.LookupEnv, log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("CATALOG_FILE: %w", err)
+		}
+		opts.Source = src
+		log.Info("catalog loaded", "path", cfg.CatalogFile, "providers", len(src.Catalog().Providers))
+	}
+	ist, ok := st.(store.IdempotencyStore)
+	if !ok {
+		return nil, nil, errors.New("catalog: the store keeps no idempotency keys")
+	}
+	return opts, catalog.NewKeys(ist, log), nil
 }
 
 // openSearch returns the searcher of POST /v2/search: SearXNG at

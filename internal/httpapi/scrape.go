@@ -128,7 +128,8 @@ var (
 var errZDRNotEnabled = &Error{Status: http.StatusForbidden, Code: "ZDR_NOT_ENABLED",
 	Message: "Forbidden: zero data retention is not enabled for this team"}
 
-// errCatalogNotEnabled answers catalog calls: this server has no provider
-// catalog, which the contract treats as catalog access not enabled (403).
+// errCatalogNotEnabled answers catalog calls where there is no catalog:
+// a server built without one, and search (which offers no catalog tools
+// yet); the contract treats it as catalog access not enabled (403).
 var errCatalogNotEnabled = &Error{Status: http.StatusForbidden, Code: "CATALOG_NOT_ENABLED",
-	Message: "Forbidden: catalog calls are not enabled on this server (it has no provider catalog)"}
+	Message: "Forbidden: catalog tools are not available for this request on this server"}
