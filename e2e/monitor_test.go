@@ -32,6 +32,10 @@ func TestJavaScriptSDKMonitor(t *testing.T) {
 		fmt.Fprint(w, "<html><body><main><p>Nothing changes here.</p></main></body></html>")
 	})
 	mux.HandleFunc("/bump", func(w http.ResponseWriter, r *http.Request) { version.Add(1) })
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<html><body><main><a href="/price">price</a> <a href="/still">still</a></main></body></html>`)
+	})
 	site := httptest.NewServer(mux)
 	t.Cleanup(site.Close)
 	hooks := &hookReceiver{}
@@ -45,7 +49,7 @@ func TestJavaScriptSDKMonitor(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "monitor.test.mjs")
 	cmd.Dir = "sdk"
 	cmd.Env = append(os.Environ(), "API_URL="+srv.url, "API_KEY="+testKey,
-		"PRICE_URL="+site.URL+"/price", "STILL_URL="+site.URL+"/still", "BUMP_URL="+site.URL+"/bump",
+		"PRICE_URL="+site.URL+"/price", "STILL_URL="+site.URL+"/still", "BUMP_URL="+site.URL+"/bump", "SITE_URL="+site.URL+"/",
 		"HOOK_URL="+hookSrv.URL+"/monitor")
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)

@@ -62,7 +62,7 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 	// A check runs within the queue's job timeout, so that no other worker
 	// takes it over while it still runs.
 	monitors := monitor.NewRunner(monitor.RunnerConfig{Store: ms, Scraper: rc.Scraper, Ledger: ledger,
-		Webhooks: rc.Webhooks, Log: log, CheckTimeout: cfg.JobTimeout})
+		Webhooks: rc.Webhooks, Crawler: runner, Jobs: js, Log: log, CheckTimeout: cfg.JobTimeout})
 	monitors.Register(workers)
 	opts := queue.Options{Workers: cfg.QueueWorkers, JobTimeout: cfg.JobTimeout, RescueAfter: cfg.JobRescueAfter,
 		PeriodicJobs: append(runner.PeriodicJobs(), agents.PeriodicJobs()...)}

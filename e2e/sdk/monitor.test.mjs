@@ -88,6 +88,28 @@ test("monitor lifecycle with the SDK", async () => {
   await assert.rejects(app.getMonitor(created.id), (err) => err.status === 404 || /not found/i.test(String(err.message)));
 });
 
+test("a crawl target crawls the site and compares every page", async () => {
+  const created = await app.createMonitor({
+    name: "site",
+    schedule: { cron: "0 */6 * * *", timezone: "UTC" },
+    targets: [{ type: "crawl", id: "site", url: process.env.SITE_URL, crawlOptions: { limit: 10, sitemap: "skip" } }],
+  });
+  assert.equal(created.targets[0].type, "crawl");
+  assert.equal(created.estimatedCreditsPerMonth, 30 * 4 * 10);
+  const run = await app.runMonitor(created.id);
+  const check = await finished(created.id, run.id);
+  assert.equal(check.status, "completed");
+  assert.equal(check.summary.totalPages, 3);
+  assert.equal(check.summary.new, 3);
+  assert.deepEqual(check.pages.map((p) => p.url).sort(), [process.env.SITE_URL, priceURL, stillURL].sort());
+  const crawlId = check.targetResults[0].crawlId;
+  assert.ok(crawlId, JSON.stringify(check.targetResults));
+  const crawl = await app.getCrawlStatus(crawlId);
+  assert.equal(crawl.status, "completed");
+  assert.equal(crawl.data.length, 3);
+  await app.deleteMonitor(created.id);
+});
+
 test("invalid monitors are rejected with the field named", async () => {
   await assert.rejects(
     app.createMonitor({ name: "x", schedule: { cron: "* * * * *" }, targets: [{ type: "scrape", urls: [priceURL] }] }),

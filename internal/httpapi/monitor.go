@@ -273,16 +273,8 @@ func (v *validator) monitorTargets(m jsonObject) (targets []monitor.Target, unsu
 			t.Scrape = v.targetScrapeOptions(tp, o, echo)
 		case monitor.TargetCrawl:
 			v.checkKeys(tp, o, keysIn("type", "id", "url", "crawlOptions", "scrapeOptions"))
-			echo["url"] = v.url(tp, o)
-			if present(o, "crawlOptions") {
-				if _, ok := v.object(at(tp, "crawlOptions"), o.get("crawlOptions")); ok {
-					echo["crawlOptions"] = o.get("crawlOptions")
-				}
-			}
-			t.Scrape = v.targetScrapeOptions(tp, o, echo)
-			if unsupported == nil {
-				unsupported = errUnsupported(at(tp, "type"), "crawl targets are not supported by this server's monitors yet: list the pages in a scrape target instead")
-			}
+			v.crawlTarget(tp, o, &t, echo)
+			urls += t.Limit
 		case monitor.TargetSearch:
 			v.checkKeys(tp, o, keysIn("type", "id", "queries", "searchWindow", "maxResults", "includeDomains", "excludeDomains"))
 			v.searchTarget(tp, o, echo)
@@ -301,6 +293,71 @@ func (v *validator) monitorTargets(m jsonObject) (targets []monitor.Target, unsu
 }
 
 func monitorTargetID(i int) string { return "target-" + strconv.Itoa(i+1) }
+
+// defaultMonitorCrawlLimit is a crawl target's page limit when its
+// crawlOptions give none (this server's choice: the crawl route's 10000
+// would make every check's estimate 10000 credits).
+const defaultMonitorCrawlLimit = 100
+
+// crawlTarget validates a crawl target: its url, its crawlOptions (the
+// crawl body's fields, checked by the crawl route's own validator) and
+// its scrapeOptions.
+func (v *validator) crawlTarget(tp []any, o jsonObject, t *monitor.Target, echo map[string]any) {
+	merged := jsonObject{}
+	cp := at(tp, "crawlOptions")
+	limitSet := false
+	if present(o, "crawlOptions") {
+		co, ok := v.object(cp, o.get("crawlOptions"))
+		if !ok {
+			return
+		}
+		v.checkKeys(cp, co, func(k string) bool {
+			switch k {
+			case "url", "scrapeOptions", "webhook", "prompt", "origin", "integration":
+				return false
+			}
+			return isCrawlRequestKey(k)
+		})
+		for _, f := range co {
+			if isCrawlRequestKey(f.key) && f.key != "url" && f.key != "scrapeOptions" && f.key != "webhook" &&
+				f.key != "prompt" && f.key != "origin" && f.key != "integration" {
+				merged = append(merged, f)
+				limitSet = limitSet || (f.key == "limit" && kindOf(f.raw) != kindNull)
+			}
+		}
+		echo["crawlOptions"] = o.get("crawlOptions")
+	}
+	for _, k := range []string{"url", "scrapeOptions"} {
+		if raw := o.get(k); raw != nil {
+			merged = append(merged, jsonMember{key: k, raw: raw})
+		}
+	}
+	if raw := o.get("scrapeOptions"); raw != nil {
+		echo["scrapeOptions"] = raw
+	}
+	before := len(v.details)
+	req := v.crawlRequest(merged)
+	// The crawl validator names fields from the top of a crawl body; here
+	// they live in the target (url, scrapeOptions) or its crawlOptions.
+	for i := before; i < len(v.details); i++ {
+		p := v.details[i].Path
+		if len(p) > 0 && (p[0] == "url" || p[0] == "scrapeOptions") {
+			v.details[i].Path = at(tp, p...)
+		} else {
+			v.details[i].Path = at(cp, p...)
+		}
+	}
+	limit := req.Limit
+	if !limitSet {
+		limit = defaultMonitorCrawlLimit
+	}
+	if limit > maxMonitorURLs {
+		v.addCustom(at(cp, "limit"), codeTooBig, "A monitor's crawl target may crawl at most "+strconv.Itoa(maxMonitorURLs)+" pages")
+	}
+	opts := req.Options
+	t.URL, t.Limit, t.Crawl, t.Scrape = req.URL, limit, &opts, req.Options.Scrape
+	echo["url"] = req.URL
+}
 
 // targetURLs reads a scrape target's urls (at least one).
 func (v *validator) targetURLs(tp []any, o jsonObject) []string {

@@ -192,7 +192,12 @@ func TestMonitorValidation(t *testing.T) {
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"notification":{"sms":{}}`), 400, "notification.sms"},
 		// Valid, but not done by this server yet: 501 naming the field.
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"search","queries":["q"]}]`, `,"goal":"g"`), 501, "targets.0.type"},
-		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com"}]`, ""), 501, "targets.0.type"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl"}]`, ""), 400, "targets.0.url"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"limit":1001}}]`, ""), 400, "targets.0.crawlOptions.limit"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"limit":0}}]`, ""), 400, "targets.0.crawlOptions.limit"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"sitemap":"maybe"}}]`, ""), 400, "targets.0.crawlOptions.sitemap"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"webhook":"https://h.example.com"}}]`, ""), 400, "targets.0.crawlOptions.webhook"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","scrapeOptions":{"formats":["nope"]}}]`, ""), 400, "targets.0.scrapeOptions.formats.0"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"notification":{"email":{"enabled":true,"recipients":["a@b.co"]}}`), 501, "notification.email.enabled"},
 	} {
 		code, resp := a.call(t, "POST", "/v2/monitor", keyA, tc.body)
@@ -220,6 +225,7 @@ func TestMonitorValidation(t *testing.T) {
 	// Valid forms are accepted.
 	for _, ok := range []string{
 		body(`"x"`, `{"text":"daily at 5:30 PM","timezone":"America/New_York"}`, scrapeT, `,"notification":{"email":{"enabled":false,"recipients":["a@b.co"]}},"retentionDays":365,"goal":"g"`),
+		body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"limit":50,"includePaths":["^/blog"],"maxDiscoveryDepth":2}}]`, ""),
 		body(`"x"`, `{"text":"every 15 minutes starting at :07"}`, `[{"type":"scrape","id":"mine","urls":["https://example.com"],"scrapeOptions":{"formats":[{"type":"json","schema":{"type":"object"}}]}}]`, ""),
 	} {
 		if code, resp := a.call(t, "POST", "/v2/monitor", keyA, ok); code != 200 {

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/webhook"
@@ -48,6 +49,11 @@ type Target struct {
 	URLs   []string        `json:"urls,omitempty"`
 	Scrape scrape.Options  `json:"scrape"`
 	Echo   json.RawMessage `json:"echo"`
+	// URL, Limit and Crawl are a crawl target's start URL, page limit and
+	// crawl options (their Scrape is the target's scrape options).
+	URL   string            `json:"url,omitempty"`
+	Limit int               `json:"limit,omitempty"`
+	Crawl *crawl.JobOptions `json:"crawl,omitempty"`
 }
 
 // Config is what the store keeps as a monitor's opaque config.
@@ -141,8 +147,11 @@ func PageCost(o scrape.Options) int64 {
 func CheckCost(c Config) int64 {
 	var n int64
 	for _, t := range c.Targets {
-		if t.Type == TargetScrape {
+		switch t.Type {
+		case TargetScrape:
 			n += int64(len(t.URLs)) * PageCost(t.Scrape)
+		case TargetCrawl:
+			n += int64(t.Limit) * PageCost(t.Scrape)
 		}
 	}
 	return n

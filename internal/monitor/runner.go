@@ -11,10 +11,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/changetrack"
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -24,6 +27,18 @@ import (
 // Scraper scrapes one page; *scrape.Engine implements it.
 type Scraper interface {
 	Scrape(ctx context.Context, opts scrape.Options) (*scrape.Document, error)
+}
+
+// Crawler starts a crawl job; *crawl.Runner implements it.
+type Crawler interface {
+	StartCrawl(ctx context.Context, j store.Job, o crawl.JobOptions) error
+}
+
+// JobReader reads crawl jobs back; the store implements it.
+type JobReader interface {
+	Job(ctx context.Context, id string) (store.Job, error)
+	Documents(ctx context.Context, jobID string, skip, limit int) ([][]byte, error)
+	JobErrors(ctx context.Context, jobID string) ([]store.JobError, error)
 }
 
 // WebhookSender delivers one webhook body; *webhook.Sender implements it.
@@ -48,6 +63,13 @@ type RunnerConfig struct {
 	Ledger Ledger
 	// Webhooks, when nil, sends no webhooks.
 	Webhooks WebhookSender
+	// Crawler starts the crawls of crawl targets and Jobs reads them back;
+	// without them a crawl target fails in each check.
+	Crawler Crawler
+	Jobs    JobReader
+	// CrawlPoll is how long a check waits before looking at its crawls
+	// again; default 2s.
+	CrawlPoll time.Duration
 	// Now is the clock of the scheduler and the checks; default time.Now.
 	Now func() time.Time
 	Log *slog.Logger
@@ -85,6 +107,9 @@ func NewRunner(cfg RunnerConfig) *Runner {
 	}
 	if cfg.CheckTimeout <= 0 {
 		cfg.CheckTimeout = 30 * time.Minute
+	}
+	if cfg.CrawlPoll <= 0 {
+		cfg.CrawlPoll = 2 * time.Second
 	}
 	return &Runner{cfg: cfg}
 }
@@ -241,7 +266,8 @@ func (w *checkWorker) Timeout(*river.Job[checkArgs]) time.Duration { return w.r.
 
 func (w *checkWorker) Work(ctx context.Context, job *river.Job[checkArgs]) error {
 	err := w.r.RunCheck(ctx, job.Args.Check)
-	if err != nil && job.Attempt >= job.MaxAttempts {
+	var snooze *rivertype.JobSnoozeError
+	if err != nil && !errors.As(err, &snooze) && job.Attempt >= job.MaxAttempts {
 		// The last attempt: end the check as failed, or the monitor would
 		// skip every later slot as an overlap.
 		now := w.r.now()
@@ -338,7 +364,164 @@ type targetResult struct {
 	TargetID     string   `json:"targetId"`
 	Type         string   `json:"type"`
 	ExpectedJobs []string `json:"expectedJobs,omitempty"`
+	CrawlID      string   `json:"crawlId,omitempty"`
 	Error        string   `json:"error,omitempty"`
+}
+
+// crawlJobID is the id of the crawl a check starts for a target: derived
+// from both, so a retried check finds the crawl it started instead of
+// starting another.
+func crawlJobID(checkID, targetID string) string {
+	return uuid.NewSHA1(crawlNamespace, []byte(checkID+"/"+targetID)).String()
+}
+
+var crawlNamespace = uuid.MustParse("7d4a2c1e-3b5f-4e8a-9c6d-0f1e2a3b4c5d")
+
+// startCrawls starts the crawls of the check's crawl targets that have
+// none yet and reports whether any is still running. The crawl ids are
+// recorded in the check's target results before anything waits on them.
+func (r *Runner) startCrawls(ctx context.Context, c *store.MonitorCheck, cfg Config) (running bool, err error) {
+	var results []targetResult
+	if len(c.TargetResults) > 0 {
+		_ = json.Unmarshal(c.TargetResults, &results)
+	}
+	byTarget := map[string]*targetResult{}
+	for i := range results {
+		byTarget[results[i].TargetID] = &results[i]
+	}
+	changed := false
+	for _, t := range cfg.Targets {
+		if t.Type != TargetCrawl || r.cfg.Crawler == nil || r.cfg.Jobs == nil {
+			continue
+		}
+		tr := byTarget[t.ID]
+		if tr == nil {
+			results = append(results, targetResult{TargetID: t.ID, Type: t.Type})
+			tr = &results[len(results)-1]
+			byTarget = map[string]*targetResult{}
+			for i := range results {
+				byTarget[results[i].TargetID] = &results[i]
+			}
+		}
+		if tr.CrawlID == "" {
+			id := crawlJobID(c.ID, t.ID)
+			o := *t.Crawl
+			o.Scrape = pageOptions(o.Scrape, "", c.TeamID)
+			err := r.cfg.Crawler.StartCrawl(ctx, store.Job{ID: id, TeamID: c.TeamID, URL: t.URL, Limit: t.Limit,
+				ZeroDataRetention: o.Scrape.ZeroDataRetention}, o)
+			if err != nil && !errors.Is(err, crawl.ErrIdempotencyKeyUsed) {
+				return false, fmt.Errorf("monitor: start crawl: %w", err)
+			}
+			tr.CrawlID = id
+			changed = true
+		}
+		j, err := r.cfg.Jobs.Job(ctx, tr.CrawlID)
+		if err != nil {
+			return false, fmt.Errorf("monitor: crawl %s: %w", tr.CrawlID, err)
+		}
+		if j.Status == store.JobScraping {
+			running = true
+		}
+	}
+	if changed {
+		b, _ := json.Marshal(results)
+		if _, err := r.cfg.Store.SetCheckTargetResults(ctx, c.ID, b); err != nil {
+			return false, err
+		}
+		c.TargetResults = b
+	}
+	return running, nil
+}
+
+// crawlTarget compares the pages of a target's finished crawl with the
+// monitor's previous check: each document compared with its snapshot,
+// each failed URL an error page, and each page of the previous check the
+// crawl did not find again removed.
+func (r *Runner) crawlTarget(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target, crawlID string) ([]store.MonitorPage, int64, error) {
+	job, err := r.cfg.Jobs.Job(ctx, crawlID)
+	if err != nil {
+		return nil, 0, err
+	}
+	var pages []store.MonitorPage
+	seen := map[string]bool{}
+	const batch = 50
+	for skip := 0; ; skip += batch {
+		docs, err := r.cfg.Jobs.Documents(ctx, crawlID, skip, batch)
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, raw := range docs {
+			var doc scrape.Document
+			if err := json.Unmarshal(raw, &doc); err != nil {
+				continue
+			}
+			u := doc.Metadata.SourceURL
+			if u == "" {
+				u = doc.Metadata.URL
+			}
+			if u == "" || seen[u] {
+				continue
+			}
+			seen[u] = true
+			pages = append(pages, r.recordPage(ctx, c, m, cfg, t, u, &doc, nil))
+		}
+		if len(docs) < batch {
+			break
+		}
+	}
+	failed, err := r.cfg.Jobs.JobErrors(ctx, crawlID)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, f := range failed {
+		if seen[f.URL] {
+			continue
+		}
+		seen[f.URL] = true
+		pages = append(pages, r.recordPage(ctx, c, m, cfg, t, f.URL, nil, errors.New(f.Error)))
+	}
+	// Pages of the previous check that this crawl did not find again.
+	prev, err := r.previousCheck(ctx, c)
+	if err != nil {
+		return nil, 0, err
+	}
+	if prev != "" {
+		for skip := 0; ; skip += batch {
+			old, err := r.cfg.Store.CheckPages(ctx, prev, "", skip, batch)
+			if err != nil {
+				return nil, 0, err
+			}
+			for _, p := range old {
+				if p.TargetID != t.ID || seen[p.URL] || p.Status == changetrack.StatusRemoved || p.Status == PageError {
+					continue
+				}
+				seen[p.URL] = true
+				page := store.MonitorPage{ID: newID(), CheckID: c.ID, MonitorID: m.ID, TargetID: t.ID, URL: p.URL,
+					Status: changetrack.StatusRemoved, PreviousScrapeID: p.CurrentScrapeID, CreatedAt: r.now()}
+				pages = append(pages, r.savePage(ctx, c, m, cfg, page, pageData{}))
+			}
+			if len(old) < batch {
+				break
+			}
+		}
+	}
+	return pages, job.CreditsUsed, nil
+}
+
+// previousCheck is the id of the monitor's newest finished check before
+// c that recorded pages, or "".
+func (r *Runner) previousCheck(ctx context.Context, c store.MonitorCheck) (string, error) {
+	checks, err := r.cfg.Store.MonitorChecks(ctx, c.TeamID, c.MonitorID, "", 20, 0)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range checks {
+		if p.ID != c.ID && p.CreatedAt.Before(c.CreatedAt) &&
+			(p.Status == store.CheckCompleted || p.Status == store.CheckPartial) {
+			return p.ID, nil
+		}
+	}
+	return "", nil
 }
 
 // RunCheck runs one queued check to its end. It is the check job's body;
@@ -365,7 +548,9 @@ func (r *Runner) RunCheck(ctx context.Context, id string) error {
 		return r.finish(ctx, c, store.CheckFailed, Summary{}, nil, "The monitor's stored configuration is unreadable", &cfg)
 	}
 	est := CheckCost(cfg)
-	if r.cfg.Ledger != nil && est > 0 {
+	// Credits are checked once, before the check has started anything (a
+	// check waiting on its crawls runs this again).
+	if r.cfg.Ledger != nil && est > 0 && len(c.TargetResults) == 0 {
 		if err := r.cfg.Ledger.Check(ctx, c.TeamID, est); err != nil {
 			if errors.Is(err, billing.ErrInsufficientCredits) {
 				c.BillingStatus = "not_applicable"
@@ -376,6 +561,22 @@ func (r *Runner) RunCheck(ctx context.Context, id string) error {
 		}
 		c.ReservedCredits = &est
 	}
+	running, err := r.startCrawls(ctx, &c, cfg)
+	if err != nil {
+		return err
+	}
+	if running {
+		// Look again later without holding a worker.
+		return river.JobSnooze(r.cfg.CrawlPoll)
+	}
+	crawlIDs := map[string]string{}
+	var started []targetResult
+	if len(c.TargetResults) > 0 {
+		_ = json.Unmarshal(c.TargetResults, &started)
+	}
+	for _, tr := range started {
+		crawlIDs[tr.TargetID] = tr.CrawlID
+	}
 
 	var (
 		sum     Summary
@@ -384,12 +585,22 @@ func (r *Runner) RunCheck(ctx context.Context, id string) error {
 	)
 	for _, t := range cfg.Targets {
 		tr := targetResult{TargetID: t.ID, Type: t.Type}
-		if t.Type != TargetScrape {
+		var pages []store.MonitorPage
+		var credits int64
+		switch {
+		case t.Type == TargetScrape:
+			pages, credits = r.scrapeTarget(ctx, c, m, cfg, t)
+		case t.Type == TargetCrawl && crawlIDs[t.ID] != "":
+			tr.CrawlID = crawlIDs[t.ID]
+			pages, credits, err = r.crawlTarget(ctx, c, m, cfg, t, tr.CrawlID)
+			if err != nil {
+				return err
+			}
+		default:
 			tr.Error = t.Type + " targets are not supported on this server yet"
 			results = append(results, tr)
 			continue
 		}
-		pages, credits := r.scrapeTarget(ctx, c, m, cfg, t)
 		actual += credits
 		for _, p := range pages {
 			sum.TotalPages++
@@ -494,33 +705,18 @@ func (r *Runner) scrapeTarget(ctx context.Context, c store.MonitorCheck, m store
 // checkPage scrapes one URL, compares it with the monitor's previous
 // scrape of it, records the page, charges it and sends monitor.page.
 func (r *Runner) checkPage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target, u string) (store.MonitorPage, int64) {
-	now := r.now()
-	page := store.MonitorPage{ID: newID(), CheckID: c.ID, MonitorID: m.ID, TargetID: t.ID, URL: u, CreatedAt: now}
-	if last, err := r.cfg.Store.LastPage(ctx, m.ID, t.ID, u, c.ID); err == nil {
-		page.PreviousScrapeID = last.CurrentScrapeID
-	}
 	opts := pageOptions(t.Scrape, u, c.TeamID)
 	pctx, cancel := context.WithTimeout(ctx, r.cfg.PageTimeout)
 	doc, err := r.cfg.Scraper.Scrape(pctx, opts)
 	cancel()
-	var data pageData
 	var credits int64
-	if err != nil {
-		page.Status, page.Error = PageError, userMessage(err)
-	} else {
+	if err == nil {
 		credits = int64(doc.Metadata.CreditsUsed)
 		if credits <= 0 {
 			credits = PageCost(opts)
 		}
-		if err := r.compare(ctx, c.TeamID, m.ID, t, u, doc, &page, &data, now); err != nil {
-			page.Status, page.Error = PageError, "The page could not be compared with its previous scrape"
-			r.cfg.Log.ErrorContext(ctx, "monitor: compare page", "check_id", c.ID, "url", u, "err", err)
-		}
 	}
-	page.Data, _ = json.Marshal(data)
-	if err := r.cfg.Store.SaveCheckPage(context.WithoutCancel(ctx), page); err != nil {
-		r.cfg.Log.ErrorContext(ctx, "monitor: save page", "check_id", c.ID, "url", u, "err", err)
-	}
+	page := r.recordPage(ctx, c, m, cfg, t, u, doc, err)
 	if credits > 0 && r.cfg.Ledger != nil {
 		_, err := r.cfg.Ledger.Charge(context.WithoutCancel(ctx), store.Charge{
 			TeamID: c.TeamID, Credits: credits, Kind: "monitor",
@@ -530,12 +726,40 @@ func (r *Runner) checkPage(ctx context.Context, c store.MonitorCheck, m store.Mo
 			r.cfg.Log.ErrorContext(ctx, "monitor: charge", "check_id", c.ID, "err", err)
 		}
 	}
+	return page, credits
+}
+
+// recordPage compares a scraped document (or records the scrape's error)
+// against the monitor's previous scrape of the URL, saves the page and
+// sends monitor.page.
+func (r *Runner) recordPage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target, u string, doc *scrape.Document, scrapeErr error) store.MonitorPage {
+	now := r.now()
+	page := store.MonitorPage{ID: newID(), CheckID: c.ID, MonitorID: m.ID, TargetID: t.ID, URL: u, CreatedAt: now}
+	if last, err := r.cfg.Store.LastPage(ctx, m.ID, t.ID, u, c.ID); err == nil {
+		page.PreviousScrapeID = last.CurrentScrapeID
+	}
+	var data pageData
+	if scrapeErr != nil {
+		page.Status, page.Error = PageError, userMessage(scrapeErr)
+	} else if err := r.compare(ctx, c.TeamID, m.ID, t, u, doc, &page, &data, now); err != nil {
+		page.Status, page.Error = PageError, "The page could not be compared with its previous scrape"
+		r.cfg.Log.ErrorContext(ctx, "monitor: compare page", "check_id", c.ID, "url", u, "err", err)
+	}
+	return r.savePage(ctx, c, m, cfg, page, data)
+}
+
+// savePage stores a page and sends its monitor.page event.
+func (r *Runner) savePage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, page store.MonitorPage, data pageData) store.MonitorPage {
+	page.Data, _ = json.Marshal(data)
+	if err := r.cfg.Store.SaveCheckPage(context.WithoutCancel(ctx), page); err != nil {
+		r.cfg.Log.ErrorContext(ctx, "monitor: save page", "check_id", c.ID, "url", page.URL, "err", err)
+	}
 	r.notify(ctx, cfg.Webhook, EventPage, c.ID, page.Status != PageError, pagePayload{
-		MonitorID: m.ID, CheckID: c.ID, URL: u, Status: page.Status,
+		MonitorID: m.ID, CheckID: c.ID, URL: page.URL, Status: page.Status,
 		PreviousScrapeID: strPtr(page.PreviousScrapeID), CurrentScrapeID: strPtr(page.CurrentScrapeID),
 		Error: strPtr(page.Error), Judgment: jsonNull, Diff: orNull(data.Diff),
 	})
-	return page, credits
+	return page
 }
 
 // pageOptions are a target's scrape options for one URL: always fetched

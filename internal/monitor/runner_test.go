@@ -29,6 +29,7 @@ import (
 
 type testStore interface {
 	store.Store
+	store.JobStore
 	monitor.Store
 }
 

@@ -161,6 +161,10 @@ type MonitorStore interface {
 	// a check other than exceptCheck that has a CurrentScrapeID, or
 	// ErrNotFound.
 	LastPage(ctx context.Context, monitorID, targetID, url, exceptCheck string) (MonitorPage, error)
+	// SetCheckTargetResults replaces a running check's target results (a
+	// check records the crawl jobs it started before waiting on them);
+	// false when the check is not running.
+	SetCheckTargetResults(ctx context.Context, id string, results []byte) (bool, error)
 	// FinishCheck records a running check's end: Status, FinishedAt,
 	// Summary, TargetResults, ReservedCredits, ActualCredits,
 	// BillingStatus and Error of c. The monitor forgets it as its current

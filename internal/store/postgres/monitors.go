@@ -353,6 +353,19 @@ func (s *Store) LastPage(ctx context.Context, monitorID, targetID, url, exceptCh
 	return p, nil
 }
 
+// SetCheckTargetResults replaces a running check's target results.
+func (s *Store) SetCheckTargetResults(ctx context.Context, id string, results []byte) (bool, error) {
+	cid, err := parseID(id)
+	if err != nil {
+		return false, fmt.Errorf("store: set check target results: %w", err)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE monitor_checks SET target_results = $2 WHERE id = $1 AND status = 'running'`, cid, results)
+	if err != nil {
+		return false, fmt.Errorf("store: set check target results: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // FinishCheck records the end of a running check.
 func (s *Store) FinishCheck(ctx context.Context, c store.MonitorCheck) (bool, error) {
 	cid, err := parseID(c.ID)

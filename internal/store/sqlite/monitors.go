@@ -411,6 +411,20 @@ func (s *Store) LastPage(ctx context.Context, monitorID, targetID, url, exceptCh
 	return p, nil
 }
 
+// SetCheckTargetResults replaces a running check's target results.
+func (s *Store) SetCheckTargetResults(ctx context.Context, id string, results []byte) (bool, error) {
+	cid, err := parseID(id)
+	if err != nil {
+		return false, fmt.Errorf("store: set check target results: %w", err)
+	}
+	res, err := s.write.ExecContext(ctx, `UPDATE monitor_checks SET target_results = ? WHERE id = ? AND status = 'running'`, results, cid)
+	if err != nil {
+		return false, fmt.Errorf("store: set check target results: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
 // FinishCheck records the end of a running check.
 func (s *Store) FinishCheck(ctx context.Context, c store.MonitorCheck) (bool, error) {
 	cid, err := parseID(c.ID)

@@ -298,6 +298,13 @@ func testCheckLifecycle(t *testing.T, s MonitorsUnderTest) {
 	_, err = s.LastPage(ctx, m.ID, "t1", "https://a/1", first.ID)
 	checkErr(t, "LastPage within the same check", err, store.ErrNotFound)
 
+	if ok, err := s.SetCheckTargetResults(ctx, first.ID, []byte(`[{"targetId":"t1","crawlId":"c"}]`)); err != nil || !ok {
+		t.Errorf("SetCheckTargetResults = %v, %v", ok, err)
+	}
+	if got, _ := s.MonitorCheck(ctx, team.ID, m.ID, first.ID); string(got.TargetResults) != `[{"targetId":"t1","crawlId":"c"}]` {
+		t.Errorf("target results = %s", got.TargetResults)
+	}
+
 	summary := []byte(`{"totalPages":2}`)
 	fin := c
 	fin.Status, fin.Summary, fin.TargetResults = store.CheckPartial, summary, []byte(`[]`)
@@ -311,6 +318,9 @@ func testCheckLifecycle(t *testing.T, s MonitorsUnderTest) {
 	}
 	if _, ok, _ := s.ClaimCheck(ctx, first.ID, monitorAt); ok {
 		t.Error("ClaimCheck of a finished check succeeded")
+	}
+	if ok, err := s.SetCheckTargetResults(ctx, first.ID, []byte(`[]`)); err != nil || ok {
+		t.Errorf("SetCheckTargetResults of a finished check = %v, %v; want false", ok, err)
 	}
 	done, err := s.MonitorCheck(ctx, team.ID, m.ID, first.ID)
 	if err != nil || done.Status != store.CheckPartial || string(done.Summary) != string(summary) ||
