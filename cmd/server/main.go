@@ -389,11 +389,15 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		go func() { jobsRT.monitors.Run(schedCtx, cfg.MonitorTick); close(schedDone) }()
 		defer func() { stopSched(); <-schedDone }()
 	}
-	var sessions httpapi.Interact // stays a nil interface without a browser
+	var sessions httpapi.Interact    // stays a nil interface without a browser
+	var interactModel interact.Model // stays a nil interface without a model
+	if model != nil {
+		interactModel = model
+	}
 	if browserPool != nil && !workerOnly {
 		if ist, ok := st.(store.InteractStore); ok {
 			m := interact.New(interact.Config{Store: ist, Browser: browserPool, Ledger: ledger, Profiles: profileStore{st}, Locker: locker,
-				MaxPerTeam: cfg.InteractPerTeam, MaxSessions: cfg.InteractMax, JSMemory: int64(cfg.InteractJSMemMB) << 20, Log: log})
+				MaxPerTeam: cfg.InteractPerTeam, MaxSessions: cfg.InteractMax, JSMemory: int64(cfg.InteractJSMemMB) << 20, Model: interactModel, Log: log})
 			reapCtx, stopReap := context.WithCancel(ctx)
 			reapDone := make(chan struct{})
 			go func() { m.Run(reapCtx); close(reapDone) }()

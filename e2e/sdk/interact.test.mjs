@@ -2,7 +2,7 @@
 // the official JavaScript SDK, unchanged: a scrape with actions replayed
 // in a session, code run against its page, another team refused, the
 // session stopped; standalone sessions created, run, listed, capped,
-// expired by inactivity and deleted.
+// expired by inactivity and deleted; a prompt driven by the scripted model.
 // Env: API_URL, API_KEY, OTHER_KEY (another team), FORM_URL (a search form),
 // MAX_SESSIONS (the server's INTERACT_MAX_SESSIONS_PER_TEAM).
 import { test } from "node:test";
@@ -72,6 +72,16 @@ test("a scrape's interact replays it, runs code, and stops", async () => {
   assert.equal(stopped.creditsBilled, 2);
   assert.ok(stopped.sessionDurationMs > 0);
   await rejects(() => app().interact(id, { code: "console.log(1)" }), 410, /destroyed/);
+});
+
+test("a prompt drives the scrape's session through the model", async () => {
+  const doc = await app().scrape(form, { formats: ["markdown"], waitFor: 100 });
+  const res = await app().interact(doc.metadata.scrapeId, { prompt: "Search for harbours and tell me what the page says", timeout: 60 });
+  assert.equal(res.success, true);
+  assert.equal(res.output, "The page now says: You searched for harbours");
+  assert.deepEqual(res.steps.map((s) => s.action), ["type", "press", "done"]);
+  const stopped = await app().stopInteraction(doc.metadata.scrapeId);
+  assert.equal(stopped.creditsBilled, 7); // the prompt rate's minimum
 });
 
 test("browser sessions: create, execute, list, cap, delete", async () => {

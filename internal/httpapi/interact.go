@@ -26,6 +26,9 @@ type Interact interface {
 	ForScrape(ctx context.Context, teamID, scrapeID string) (store.InteractSession, error)
 	List(ctx context.Context, teamID, status string) ([]store.InteractSession, error)
 	Execute(ctx context.Context, rec store.InteractSession, p interact.ExecParams) (interact.ExecResult, error)
+	Prompt(ctx context.Context, rec store.InteractSession, p interact.PromptParams) (interact.PromptResult, error)
+	// PromptEnabled reports whether a language model drives prompts.
+	PromptEnabled() bool
 	Delete(ctx context.Context, teamID, id string) (interact.Ended, error)
 	DeleteForScrape(ctx context.Context, teamID, scrapeID string) (interact.Ended, error)
 }
@@ -64,9 +67,8 @@ var (
 	errInteractNoReplay        = &Error{Status: http.StatusConflict, Code: "INTERACT_REPLAY_UNAVAILABLE",
 		Message: "Conflict: this scrape cannot be replayed in a browser session: what it requested was not kept (it used zeroDataRetention or lockdown, or ran before this server kept replay data). Scrape the page again, then interact with the new scrape."}
 	errInteractPromptNoLLM = &Error{Status: http.StatusBadRequest, Code: "SCRAPE_LLM_NOT_CONFIGURED",
-		Message: "prompt-driven interaction needs a language model, and this server has none configured (set OPENAI_BASE_URL and MODEL_NAME); send code instead"}
-	errInteractPromptUnsupported = &Error{Status: http.StatusBadRequest, Code: "INTERACT_PROMPT_NOT_SUPPORTED",
-		Message: "prompt-driven interaction is not available on this server yet; send code (language \"node\") that drives the page object instead"}
+		Message: "prompt-driven interaction needs a language model, and this server has none configured (set OPENAI_BASE_URL and MODEL_NAME); send code instead",
+		Details: []FieldError{{Path: []any{"prompt"}, Message: "no language model is configured", Code: "not_supported"}}}
 )
 
 // interactView is a session as the routes answer it. cdpUrl and the live
@@ -295,12 +297,8 @@ func (s *Server) handleScrapeInteract(w http.ResponseWriter, r *http.Request) er
 	if err := s.rateLimited(ctx, team, limits.ClassScrape); err != nil {
 		return err
 	}
-	if req.Code == "" {
-		// prompt alone: the model would drive the session.
-		if s.model == nil {
-			return errInteractPromptNoLLM
-		}
-		return errInteractPromptUnsupported
+	if req.Prompt != "" && !s.interact.PromptEnabled() {
+		return errInteractPromptNoLLM
 	}
 	rec, err := s.interact.ForScrape(ctx, team.ID, scrapeID)
 	if errors.Is(err, interact.ErrNotFound) {
@@ -309,11 +307,27 @@ func (s *Server) handleScrapeInteract(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	res, err := s.interact.Execute(ctx, rec, req.ExecParams)
-	if err != nil {
-		return err
+	// code runs first, then the prompt, when both are given.
+	var res interact.ExecResult
+	if req.Code != "" {
+		if res, err = s.interact.Execute(ctx, rec, req.ExecParams); err != nil {
+			return err
+		}
 	}
 	body := execBody(res)
+	if req.Prompt != "" && res.ExitCode == 0 && !res.Killed {
+		pr, err := s.interact.Prompt(ctx, rec, interact.PromptParams{Prompt: req.Prompt, Timeout: req.Timeout})
+		if err != nil {
+			return err
+		}
+		body["output"], body["steps"] = pr.Output, pr.Steps
+		if req.Code == "" {
+			body["result"] = pr.Output
+		}
+		if !pr.Done {
+			body["success"], body["exitCode"], body["error"] = false, 1, pr.Error
+		}
+	}
 	body["sessionId"] = rec.ID
 	writeJSON(w, http.StatusOK, body)
 	return nil

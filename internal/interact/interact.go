@@ -86,6 +86,8 @@ type Config struct {
 	// (INTERACT_MAX_SESSIONS). 0 = defaults.
 	MaxPerTeam  int
 	MaxSessions int
+	// Model drives prompt sessions; nil: a prompt answers ErrNoModel.
+	Model Model
 	// JSMemory bounds the heap growth of a code run (bytes); 0 =
 	// DefaultJSMemory.
 	JSMemory int64

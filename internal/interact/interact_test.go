@@ -89,6 +89,10 @@ const formPage = `<html><head><title>Shop</title></head><body>
 func site(t *testing.T) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, formPage) })
+	mux.HandleFunc("/form", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><head><title>Search</title></head><body><form onsubmit="event.preventDefault();document.getElementById('out').textContent='You searched for '+this.q.value">
+<input id="q" name="q" placeholder="Search"></form><p id="out"></p></body></html>`)
+	})
 	mux.HandleFunc("/next", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `<html><head><title>Next</title></head><body><h1>second page</h1></body></html>`)
 	})
