@@ -204,7 +204,7 @@ func newHarness(t *testing.T, kind string, model llmtest.Step, o harnessOptions)
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
 	h.runner = agent.New(agent.Config{Runs: h.st, Model: client, Scraper: scrape.New(scrape.Config{Fetcher: fetcher, Log: log}),
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Searcher: search.New(backend, search.Options{}, log),
-		Ledger: h.ledger, Webhooks: webhook.NewSender(webhook.Options{AllowPrivate: true}, log), CancelPoll: 50 * time.Millisecond, Log: log})
+		Ledger: h.ledger, Webhooks: webhook.NewSender(webhook.Options{AllowPrivate: true}, log), Log: log})
 	workers := river.NewWorkers()
 	h.runner.Register(workers)
 	qo := queue.Options{Workers: 4}
@@ -366,13 +366,16 @@ func TestRunCompletes(t *testing.T) {
 			if run.CreditsUsed != 35 {
 				t.Errorf("creditsUsed = %d, want 35", run.CreditsUsed)
 			}
+			waitFor(t, "the charge", 10*time.Second, func() bool { return len(h.ledger.all()) > 0 })
 			cs := h.ledger.all()
 			if len(cs) != 1 || cs[0].Credits != 35 || cs[0].Kind != "agent" || cs[0].IdempotencyKey != "agent:"+id {
 				t.Errorf("charges = %+v", cs)
 			}
-			if b, _ := h.st.CreditBalance(t.Context(), h.team.ID); b.Remaining != 965 {
-				t.Errorf("balance = %+v, want 965 remaining", b)
-			}
+			// The charge follows the status change: wait for it.
+			waitFor(t, "the charge", 10*time.Second, func() bool {
+				b, _ := h.st.CreditBalance(t.Context(), h.team.ID)
+				return b.Remaining == 965
+			})
 			reqs := h.model.Requests()
 			if len(reqs) != 4 || !strings.Contains(reqs[0].System(), `"year"`) || !strings.Contains(reqs[0].LastUser(), "Bell Rock") {
 				t.Errorf("model requests = %d; first system %q", len(reqs), reqs[0].System())
@@ -447,10 +450,11 @@ func TestCreditLimit(t *testing.T) {
 			if fin["outcome"] != "credit_limit_reached" || e["code"] != "credit_limit_reached" || e["retryable"] != false {
 				t.Errorf("run.finished = %v", fin)
 			}
+			waitFor(t, "failed webhook", 10*time.Second, func() bool { return h.hooks.of("agent.failed") != nil })
+			// The webhook is queued after a charge would have been made.
 			if cs := h.ledger.all(); len(cs) != 0 {
 				t.Errorf("charges = %+v, want none", cs)
 			}
-			waitFor(t, "failed webhook", 10*time.Second, func() bool { return h.hooks.of("agent.failed") != nil })
 			if f := h.hooks.of("agent.failed"); f["success"] != false || f["error"] != agent.MsgCreditLimit {
 				t.Errorf("failed webhook = %v", f)
 			}
@@ -614,7 +618,7 @@ func TestSubagents(t *testing.T) {
 	// The parent's two turns (1 credit each) and its subagents' 30 tokens
 	// (2 credits) each.
 	if run.CreditsUsed != 6 {
-		t.Errorf("parent creditsUsed = %d, want 6", run.CreditsUsed)
+		t.Errorf("parent creditsUsed = %d, want 6; trace %v; requests %d", run.CreditsUsed, types(h.events(t, id)), len(h.model.Requests()))
 	}
 
 	id = h.start(t, 100, agent.Options{Prompt: "outlive"})

@@ -140,6 +140,7 @@ func (w *stepWorker) Work(ctx context.Context, job *river.Job[stepArgs]) error {
 		_, err := r.finish(ctx, run, &opts, internalFailure("The language model kept failing: "+res.retry.Error()), s.events)
 		return err
 	}
+	compact(s.st.Messages, maxConversationChars)
 	stateJSON, err := json.Marshal(s.st)
 	if err != nil {
 		return err
@@ -293,6 +294,32 @@ func (s *step) execute(ctx context.Context) stepResult {
 		}
 	}
 	return s.afterTools()
+}
+
+// maxConversationChars bounds the text of a run's conversation (kept in
+// its state and sent to the model each turn): about 60,000 tokens.
+const maxConversationChars = 240_000
+
+// elided replaces the content of an old tool result dropped by compact.
+const elided = "[older tool result elided to keep the conversation short]"
+
+// compact elides the oldest tool results until the conversation's text is
+// within budget (the task and the latest results are kept).
+func compact(msgs []llm.ChatMessage, budget int) {
+	total := 0
+	for _, m := range msgs {
+		total += len(m.Content)
+	}
+	for i := range msgs {
+		if total <= budget {
+			return
+		}
+		if msgs[i].Role != "tool" || msgs[i].Content == elided || i >= len(msgs)-2 {
+			continue
+		}
+		total -= len(msgs[i].Content) - len(elided)
+		msgs[i].Content = elided
+	}
 }
 
 // afterTools checks the ceiling once more after the step's work.

@@ -111,7 +111,7 @@ func (s *step) runTool(ctx context.Context, c llm.ToolCall) toolOut {
 	case "scrape":
 		return s.scrape(tctx, args)
 	case "finish":
-		return s.finishTool(c, args)
+		return s.finishTool(ctx, c, args)
 	case "delegate":
 		if s.run.ParentID == "" {
 			return s.delegate(ctx, args)
@@ -285,7 +285,7 @@ func (s *step) scrape(ctx context.Context, args map[string]json.RawMessage) tool
 // finishTool checks the final answer against the schema: a valid one ends
 // the run completed, an invalid one is sent back with the errors (at most
 // maxFinishRejected times).
-func (s *step) finishTool(c llm.ToolCall, args map[string]json.RawMessage) toolOut {
+func (s *step) finishTool(ctx context.Context, c llm.ToolCall, args map[string]json.RawMessage) toolOut {
 	data, ok := args["data"]
 	if !ok {
 		b, _ := json.Marshal(args)
@@ -300,6 +300,12 @@ func (s *step) finishTool(c llm.ToolCall, args map[string]json.RawMessage) toolO
 		}
 		return toolOut{content: "Rejected: the data is not valid against the schema: " + verr.Error() +
 			"\nCall finish again with corrected data.", summary: map[string]any{"rejected": verr.Error()}, failed: true}
+	}
+	if s.run.ParentID == "" {
+		// Subagents that completed but were never awaited still count.
+		if _, err := s.deliverSubagents(ctx, false); err != nil {
+			return toolOut{end: &stepResult{retry: err}}
+		}
 	}
 	if s.st.credits() >= s.run.MaxCredits {
 		return toolOut{end: ptr(s.creditLimit())}
@@ -396,7 +402,10 @@ func (s *step) deliverSubagents(ctx context.Context, awaiting bool) (done bool, 
 	if err != nil {
 		return false, err
 	}
-	var fresh []subagentResult
+	var (
+		fresh   []subagentResult
+		credits int64
+	)
 	running := 0
 	for _, k := range kids {
 		if k.Status == store.AgentProcessing {
@@ -409,7 +418,7 @@ func (s *step) deliverSubagents(ctx context.Context, awaiting bool) (done bool, 
 		res := subagentResult{ID: k.ID, Status: ReportedStatus(k.Status), Error: k.Error}
 		if k.Status == store.AgentCompleted {
 			res.Data = k.Data
-			s.st.ToolCredits += k.CreditsUsed
+			credits += k.CreditsUsed
 		}
 		fresh = append(fresh, res)
 	}
@@ -419,6 +428,9 @@ func (s *step) deliverSubagents(ctx context.Context, awaiting bool) (done bool, 
 	if !awaiting && len(fresh) == 0 {
 		return true, nil
 	}
+	// Only now does the state change: a delivery that waits changes
+	// nothing.
+	s.st.ToolCredits += credits
 	for _, f := range fresh {
 		s.st.Delivered = append(s.st.Delivered, f.ID)
 	}
