@@ -9,7 +9,11 @@
 // A fifth of the domains (by hash) is held out: develop on the "dev" rows,
 // report both. Usage:
 //
-//	go run ./cmd/evalextract -corpus ../shared/corpus/wcxb-dev [-worst 20] [-worst-heldout] [-dump DIR] [-type T]
+//	go run ./cmd/evalextract -corpus ../shared/corpus/wcxb-dev [-worst 20] [-worst-heldout] [-dump DIR] [-type T] [-structure=false]
+//
+// With -structure (the default) it also scores the markdown's structure
+// against main_content_markdown: headings with their levels, list items and
+// their depth, table rows and cells, fenced code, links with their targets.
 //
 // The same figures for reference libraries, side by side, come from the
 // separate module in cmd/evalextract/refs, which keeps them out of the
@@ -32,14 +36,15 @@ func main() {
 	worstHeld := flag.Bool("worst-heldout", false, "list the worst held-out pages instead of dev ones")
 	dump := flag.String("dump", "", "write each page's markdown to DIR/ID.md")
 	only := flag.String("type", "", "evaluate only pages of this type")
+	structure := flag.Bool("structure", true, "score the markdown structure against main_content_markdown")
 	flag.Parse()
-	if err := run(*corpus, *worst, *worstHeld, *dump, *only); err != nil {
+	if err := run(*corpus, *worst, *worstHeld, *dump, *only, *structure); err != nil {
 		fmt.Fprintln(os.Stderr, "evalextract:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, worst int, worstHeld bool, dump, only string) error {
+func run(dir string, worst int, worstHeld bool, dump, only string, structure bool) error {
 	pages, err := extracteval.LoadCorpus(dir)
 	if err != nil {
 		return err
@@ -47,13 +52,19 @@ func run(dir string, worst int, worstHeld bool, dump, only string) error {
 	pages = extracteval.OfType(pages, only)
 	ctx := context.Background()
 	rs := extracteval.Evaluate(ctx, pages, extracteval.Firegate)
+	mds := map[string]string{}
+	if dump != "" || structure {
+		for _, r := range rs {
+			md, _ := extracteval.Extract(ctx, r.Page)
+			mds[r.Page.ID] = md
+		}
+	}
 	if dump != "" {
 		if err := os.MkdirAll(dump, 0o755); err != nil {
 			return err
 		}
-		for _, r := range rs {
-			md, _ := extracteval.Extract(ctx, r.Page)
-			if err := os.WriteFile(filepath.Join(dump, r.Page.ID+".md"), []byte(md), 0o644); err != nil {
+		for id, md := range mds {
+			if err := os.WriteFile(filepath.Join(dump, id+".md"), []byte(md), 0o644); err != nil {
 				return err
 			}
 		}
@@ -62,6 +73,11 @@ func run(dir string, worst int, worstHeld bool, dump, only string) error {
 	extracteval.WriteTable(w, "dev (4/5 of the domains)", extracteval.Summarize(rs, extracteval.Dev))
 	extracteval.WriteTable(w, "held-out (1/5 of the domains)", extracteval.Summarize(rs, extracteval.Held))
 	extracteval.WriteTable(w, "all pages", extracteval.Summarize(rs, extracteval.All))
+	if structure {
+		sys := []extracteval.StructureSystem{{Name: "firegate", Markdown: mds}}
+		extracteval.WriteStructure(w, "markdown structure, dev", pages, sys, extracteval.Dev)
+		extracteval.WriteStructure(w, "markdown structure, held-out", pages, sys, extracteval.Held)
+	}
 	switch {
 	case worst > 0 && worstHeld:
 		extracteval.WriteWorst(w, rs, worst, extracteval.Held)

@@ -18,14 +18,17 @@ import (
 
 // Page is one corpus page with its ground truth.
 type Page struct {
-	ID      string
-	URL     string
-	Type    string
-	HTML    []byte
-	Text    string   // ground_truth.main_content
-	With    []string // snippets the extraction must contain
-	Without []string // boilerplate snippets it must not contain
-	Holdout bool     // in the held-out fifth (by domain)
+	ID   string
+	URL  string
+	Type string
+	HTML []byte
+	Text string // ground_truth.main_content
+	// Markdown is ground_truth.main_content_markdown ("" on the pages
+	// without one).
+	Markdown string
+	With     []string // snippets the extraction must contain
+	Without  []string // boilerplate snippets it must not contain
+	Holdout  bool     // in the held-out fifth (by domain)
 }
 
 type groundTruth struct {
@@ -37,6 +40,7 @@ type groundTruth struct {
 	} `json:"_internal"`
 	GroundTruth struct {
 		MainContent string   `json:"main_content"`
+		Markdown    string   `json:"main_content_markdown"`
 		With        []string `json:"with"`
 		Without     []string `json:"without"`
 	} `json:"ground_truth"`
@@ -90,7 +94,7 @@ func loadPage(dir, id string) (Page, error) {
 	}
 	return Page{
 		ID: id, URL: gt.URL, Type: gt.Internal.PageType.Primary, HTML: h,
-		Text: gt.GroundTruth.MainContent, With: gt.GroundTruth.With, Without: gt.GroundTruth.Without,
+		Text: gt.GroundTruth.MainContent, Markdown: gt.GroundTruth.Markdown, With: gt.GroundTruth.With, Without: gt.GroundTruth.Without,
 		Holdout: isHoldout(gt.URL),
 	}, nil
 }

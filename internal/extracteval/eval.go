@@ -58,6 +58,29 @@ func Extract(ctx context.Context, p *Page) (string, error) {
 	return *doc.Markdown, nil
 }
 
+// ExtractWithHTML is Extract that also returns the cleaned main-content
+// HTML the markdown was converted from (the html format of the same
+// scrape), so that another converter can be given the very same tree.
+func ExtractWithHTML(ctx context.Context, p *Page) (md, cleaned string, err error) {
+	e := scrape.New(scrape.Config{Fetcher: &pageFetcher{page: p}})
+	doc, err := e.Scrape(ctx, scrape.Options{
+		URL:             p.URL,
+		Formats:         []scrape.Format{{Type: scrape.FormatMarkdown}, {Type: scrape.FormatHTML}},
+		OnlyMainContent: true,
+		Timeout:         time.Minute,
+	})
+	if err != nil {
+		return "", "", err
+	}
+	if doc.Markdown != nil {
+		md = *doc.Markdown
+	}
+	if doc.HTML != nil {
+		cleaned = *doc.HTML
+	}
+	return md, cleaned, nil
+}
+
 // Result is the score of one page.
 type Result struct {
 	Page       *Page

@@ -21,7 +21,9 @@ import (
 //
 // If pruning would leave (almost) nothing, it is run again without the
 // class/id words; if that too leaves nothing, the body is left as it is.
-// Last, sections introduced by a boilerplate heading ("Related articles",
+// When the anchor then holds most of the remaining text (an article, a
+// documentation page), the blocks around it that hold no prose are removed
+// (narrow.go). Last, sections introduced by a boilerplate heading ("Related articles",
 // "Comments", ...) are removed (sections.go).
 
 // kind is the verdict on an element at the time it is entered.
@@ -300,6 +302,13 @@ func mainContent(root *html.Node) {
 	if main != nil && (anchor == nil || isAncestor(main, anchor)) && isAncestor(root, main) {
 		narrow(root, main)
 	}
+	if anchor != nil && isAncestor(root, anchor) {
+		a, r := textLen(anchor), textLen(root)
+		if r > 0 && a < r && float64(a) >= anchorShare*float64(r) {
+			narrowAround(root, anchor)
+		}
+	}
+	removeNotices(root, anchor)
 	removeBoilerplateSections(root, anchor)
 }
 
@@ -414,7 +423,7 @@ func classify(n *html.Node, inContent, mild bool) kind {
 	case atom.Dialog, atom.Button, atom.Input, atom.Select, atom.Textarea, atom.Footer:
 		return remove
 	case atom.A:
-		if isSkipLink(n) {
+		if isSkipLink(n) || isCTALink(n) {
 			return remove
 		}
 	case atom.Aside:

@@ -738,6 +738,15 @@ func itoa(i int) string {
 }
 
 func (c *converter) item0(n *html.Node, depth int, marker string) {
+	if c.inline > 0 {
+		// Inside a table cell, link or heading: items are words on the
+		// same line, separated by a space (a line break would end a table
+		// row).
+		c.pendingSpace = true
+		c.children(n, depth)
+		c.pendingSpace = true
+		return
+	}
 	if c.item != "" {
 		// An empty item followed by another one: write the empty marker.
 		c.startLine()

@@ -10,6 +10,12 @@
 //
 // Every system gets the same page, decoded to UTF-8 by the server's charset
 // rules, and its plain text is scored by the same metric.
+//
+// The markdown converter is compared on its own: JohannesKaufmann's
+// html-to-markdown v2 (with its GFM table and strikethrough plugins)
+// converts the very cleaned main-content HTML the server's converter
+// converted, and both markdowns are scored for structure against
+// main_content_markdown and for words against main_content.
 package main
 
 import (
@@ -18,9 +24,16 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	readability "codeberg.org/readeck/go-readability"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
 	trafilatura "github.com/markusmobius/go-trafilatura"
 
 	"github.com/firegate/firegate/internal/extracteval"
@@ -29,14 +42,15 @@ import (
 func main() {
 	corpus := flag.String("corpus", "../../../../shared/corpus/wcxb-dev", "corpus directory")
 	only := flag.String("type", "", "evaluate only pages of this type")
+	dump := flag.String("dump", "", "write html-to-markdown's markdown of each page to DIR/ID.md")
 	flag.Parse()
-	if err := run(*corpus, *only); err != nil {
+	if err := run(*corpus, *only, *dump); err != nil {
 		fmt.Fprintln(os.Stderr, "refs:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, only string) error {
+func run(dir, only, dump string) error {
 	pages, err := extracteval.LoadCorpus(dir)
 	if err != nil {
 		return err
@@ -52,6 +66,52 @@ func run(dir, only string) error {
 	extracteval.WriteComparison(w, "dev (4/5 of the domains), word F1", systems, extracteval.Dev)
 	extracteval.WriteComparison(w, "held-out (1/5 of the domains), word F1", systems, extracteval.Held)
 	extracteval.WriteComparison(w, "all pages, word F1", systems, extracteval.All)
+	return compareConverters(ctx, pages, dump)
+}
+
+// compareConverters converts each page's cleaned main content with the
+// server's converter and with html-to-markdown v2, then scores both.
+func compareConverters(ctx context.Context, pages []extracteval.Page, dump string) error {
+	conv := converter.NewConverter(converter.WithPlugins(
+		base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(),
+		table.NewTablePlugin(), strikethrough.NewStrikethroughPlugin()))
+	ours, lib := map[string]string{}, map[string]string{}
+	var libTime time.Duration
+	for i := range pages {
+		p := &pages[i]
+		md, cleaned, err := extracteval.ExtractWithHTML(ctx, p)
+		if err != nil {
+			continue
+		}
+		start := time.Now()
+		out, err := conv.ConvertString(cleaned)
+		libTime += time.Since(start)
+		if err != nil {
+			out = ""
+		}
+		ours[p.ID], lib[p.ID] = md, out
+		if dump != "" {
+			if err := os.WriteFile(filepath.Join(dump, p.ID+".md"), []byte(out), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	text := func(m map[string]string) extracteval.Extractor {
+		return func(_ context.Context, p *extracteval.Page) (string, error) {
+			return extracteval.PlainText(m[p.ID]), nil
+		}
+	}
+	w := os.Stdout
+	systems := []extracteval.System{
+		{Name: "firegate markdown", Results: extracteval.Evaluate(ctx, pages, text(ours))},
+		{Name: "html-to-markdown v2 (same cleaned HTML)", Results: extracteval.Evaluate(ctx, pages, text(lib))},
+	}
+	extracteval.WriteComparison(w, "converters on the same cleaned HTML, all pages, word F1 (ms/page: scoring only)", systems, extracteval.All)
+	structure := []extracteval.StructureSystem{{Name: "firegate", Markdown: ours}, {Name: "html-to-markdown v2", Markdown: lib}}
+	extracteval.WriteStructure(w, "markdown structure, dev", pages, structure, extracteval.Dev)
+	extracteval.WriteStructure(w, "markdown structure, held-out", pages, structure, extracteval.Held)
+	extracteval.WriteStructure(w, "markdown structure, all pages", pages, structure, extracteval.All)
+	fmt.Fprintf(w, "\nhtml-to-markdown v2 conversion: %.2f ms/page\n", float64(libTime.Microseconds())/1000/float64(max(len(pages), 1)))
 	return nil
 }
 

@@ -1,0 +1,236 @@
+package htmlclean
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+const (
+	// anchorShare: when the anchor holds at least this share of the text
+	// left after pruning, the page is one body of content and what sits
+	// around the anchor is kept only if it is prose.
+	anchorShare = 0.5
+	// minProse is the length (non-space bytes) of the longest run of inline
+	// text that makes a block around the anchor prose: a lead paragraph or
+	// a sibling section is kept, a date line, a byline, "Back to blog", a
+	// row of buttons or a copyright notice goes.
+	minProse = 120
+	// minLeadProse is minProse for a paragraph next to the anchor.
+	minLeadProse = 50
+	// maxWalkDepth bounds the recursion of proseStats.walk; deeper content
+	// counts as no text.
+	maxWalkDepth = 512
+)
+
+// narrowAround removes, at every level from the anchor up to root, the
+// siblings that hold no prose (keepSibling). The anchor and its ancestors
+// stay.
+func narrowAround(root, anchor *html.Node) {
+	for x := anchor; x != root && x.Parent != nil; x = x.Parent {
+		var nx *html.Node
+		for s := x.Parent.FirstChild; s != nil; s = nx {
+			nx = s.NextSibling
+			if s != x && !keepSibling(s, x == anchor) {
+				x.Parent.RemoveChild(s)
+			}
+		}
+	}
+}
+
+// keepSibling reports whether s, a sibling of the anchor (adjacent) or of
+// one of its ancestors, is kept: a page title (an h1, or a block holding
+// one) anywhere; next to the anchor also headings, figures, images, code,
+// tables and quotes; and anywhere a block whose longest inline run is prose
+// (minProse; minLeadProse for a paragraph next to the anchor) and whose
+// text is mostly not links.
+func keepSibling(s *html.Node, adjacent bool) bool {
+	switch s.Type {
+	case html.TextNode:
+		n, _ := nonSpace(s.Data)
+		return n == 0 || n >= minProse
+	case html.ElementNode:
+	default:
+		return false
+	}
+	switch s.DataAtom {
+	case atom.H1:
+		return true
+	case atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Figure, atom.Img, atom.Picture,
+		atom.Pre, atom.Table, atom.Blockquote:
+		if adjacent {
+			return true
+		}
+	}
+	var st proseStats
+	st.walk(s, false, 0)
+	switch {
+	case st.text == 0:
+		return adjacent && st.image
+	case st.h1:
+		return true // the page title in a wrapper
+	}
+	if adjacent && s.DataAtom == atom.P {
+		// A paragraph next to the anchor (a standfirst, a lead) needs
+		// less.
+		return st.prose >= minLeadProse && st.link*2 < st.text
+	}
+	return st.prose >= minProse && st.link*2 < st.text
+}
+
+// proseStats measures a subtree: its text, the part in links, and the
+// longest run of text not broken by a block element.
+type proseStats struct {
+	text, link, prose int
+	h1, image         bool // holds an h1, an image
+}
+
+// walk returns the length of n's trailing inline run and whether n is
+// inline. Depth is bounded like the other walks (deeper content counts as
+// nothing).
+func (st *proseStats) walk(n *html.Node, inLink bool, depth int) (int, bool) {
+	switch n.Type {
+	case html.TextNode:
+		k, _ := nonSpace(n.Data)
+		st.text += k
+		if inLink {
+			st.link += k
+		}
+		return k, true
+	case html.ElementNode:
+	default:
+		return 0, true
+	}
+	if depth > maxWalkDepth || skipSubtree(n.DataAtom) || n.DataAtom == atom.Script || n.DataAtom == atom.Style {
+		return 0, true
+	}
+	switch n.DataAtom {
+	case atom.H1:
+		st.h1 = true
+	case atom.Img:
+		st.image = true
+	}
+	inLink = inLink || n.DataAtom == atom.A
+	run, inline := 0, !isBlock(n.DataAtom)
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		k, inl := st.walk(c, inLink, depth+1)
+		if inl {
+			run += k
+			continue
+		}
+		inline = false
+		st.prose = max(st.prose, run)
+		run = 0
+	}
+	st.prose = max(st.prose, run)
+	return run, inline
+}
+
+// textLen is the non-space text under n.
+func textLen(n *html.Node) int {
+	t := 0
+	for c := n; c != nil; c = next(c, n, false) {
+		if c.Type == html.TextNode {
+			k, _ := nonSpace(c.Data)
+			t += k
+		}
+	}
+	return t
+}
+
+// ctaPhrases are the whole texts of call-to-action links and of the links
+// that lead away from the page ("Back to blog"): they are controls, not
+// content. They are English only; a link whose text merely contains one
+// (a sentence that links "contact us") is kept.
+var ctaPhrases = map[string]bool{
+	"get started": true, "get started for free": true, "get started free": true, "start now": true,
+	"learn more": true, "read more": true, "see more": true, "view more": true, "show more": true,
+	"load more": true, "see all": true, "view all": true, "shop all": true, "sign up": true,
+	"sign up for free": true, "sign up free": true, "sign in": true, "log in": true, "login": true,
+	"register": true, "join now": true, "join now for free": true, "join for free": true,
+	"book now": true, "buy now": true, "shop now": true, "order now": true, "add to cart": true,
+	"add to bag": true, "add to basket": true, "download now": true, "try it free": true,
+	"try for free": true, "try it for free": true, "start free trial": true, "start a free trial": true,
+	"start your free trial": true, "free trial": true, "request a demo": true, "schedule a demo": true,
+	"book a demo": true, "get a demo": true, "get a quote": true, "request a quote": true,
+	"subscribe": true, "subscribe now": true, "back to top": true, "back to blog": true,
+	"back to news": true, "back to all posts": true, "back to articles": true,
+}
+
+// isCTALink reports a link whose whole text is a call to action.
+func isCTALink(n *html.Node) bool {
+	raw, ok := shortText(n, 40)
+	if !ok {
+		return false
+	}
+	t := strings.ToLower(strings.Join(strings.Fields(raw), " "))
+	t = strings.Trim(t, " →»›>←«‹<!.:-–—")
+	return ctaPhrases[t]
+}
+
+// maxNoticeText bounds the text of a block taken for a site notice.
+const maxNoticeText = 160
+
+// removeNotices removes the short blocks that open with a copyright sign or
+// "Copyright", or with "Powered by": site notices, not content. A block that
+// holds the anchor is kept.
+func removeNotices(root, anchor *html.Node) {
+	var notices []*html.Node
+	for n := root; n != nil; n = next(n, root, false) {
+		if n.Type != html.TextNode {
+			continue
+		}
+		t := strings.ToLower(strings.TrimSpace(n.Data))
+		if !strings.HasPrefix(t, "©") && !strings.HasPrefix(t, "copyright ©") && !strings.HasPrefix(t, "copyright (c)") &&
+			!strings.HasPrefix(t, "(c) copyright") && !strings.HasPrefix(t, "powered by ") {
+			continue
+		}
+		b := n.Parent
+		for b != nil && b != root && b.Type == html.ElementNode && !isBlock(b.DataAtom) {
+			b = b.Parent
+		}
+		if b == nil || b == root || isAncestor(b, anchor) || firstText(b) != n {
+			continue
+		}
+		if textLen(b) <= maxNoticeText {
+			notices = append(notices, b)
+		}
+	}
+	for _, b := range notices {
+		if b.Parent != nil {
+			b.Parent.RemoveChild(b)
+		}
+	}
+}
+
+// firstText is the first non-blank text node under n.
+func firstText(n *html.Node) *html.Node {
+	for c := n; c != nil; c = next(c, n, false) {
+		if c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" {
+			return c
+		}
+	}
+	return nil
+}
+
+// shortText is the text under n when it has at most limit non-space bytes
+// in at most 32 nodes; it looks no further (nested links stay linear).
+func shortText(n *html.Node, limit int) (string, bool) {
+	var b strings.Builder
+	size, nodes := 0, 0
+	for c := n; c != nil; c = next(c, n, false) {
+		if nodes++; nodes > 32 {
+			return "", false
+		}
+		if c.Type == html.TextNode {
+			k, _ := nonSpace(c.Data)
+			if size += k; size > limit {
+				return "", false
+			}
+			b.WriteString(c.Data)
+			b.WriteByte(' ')
+		}
+	}
+	return b.String(), true
+}
