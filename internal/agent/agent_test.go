@@ -57,7 +57,7 @@ type site struct {
 	slowEnded chan time.Time
 }
 
-func newSite(t *testing.T) *site {
+func newSite(t testing.TB) *site {
 	s := &site{hits: map[string]int{}, slowEnded: make(chan time.Time, 16)}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
@@ -110,7 +110,7 @@ type hooks struct {
 	bodies []map[string]any
 }
 
-func newHooks(t *testing.T) *hooks {
+func newHooks(t testing.TB) *hooks {
 	h := &hooks{}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -181,7 +181,7 @@ func turns(steps ...llmtest.Step) llmtest.Step {
 	}
 }
 
-func newHarness(t *testing.T, kind string, model llmtest.Step, o harnessOptions) *harness {
+func newHarness(t testing.TB, kind string, model llmtest.Step, o harnessOptions) *harness {
 	t.Helper()
 	log := testenv.Logger(t)
 	h := &harness{st: openStore(t, kind), site: newSite(t), hooks: newHooks(t)}
@@ -236,7 +236,7 @@ func newHarness(t *testing.T, kind string, model llmtest.Step, o harnessOptions)
 	return h
 }
 
-func (h *harness) start(t *testing.T, maxCredits int64, o agent.Options) string {
+func (h *harness) start(t testing.TB, maxCredits int64, o agent.Options) string {
 	t.Helper()
 	id := agent.NewID()
 	if o.Webhook == nil {
@@ -250,7 +250,7 @@ func (h *harness) start(t *testing.T, maxCredits int64, o agent.Options) string 
 }
 
 // wait polls the run until it is no longer processing.
-func (h *harness) wait(t *testing.T, id string, timeout time.Duration) store.AgentRun {
+func (h *harness) wait(t testing.TB, id string, timeout time.Duration) store.AgentRun {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
