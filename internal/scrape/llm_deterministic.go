@@ -64,7 +64,15 @@ const (
 	maxRecipeMatches  = 1000 // elements one rule may return
 	recipeTTL         = 30 * 24 * time.Hour
 	maxCompactTextLen = 160 // characters kept of one text node in the model's view
+	// maxApplyVisits bounds the element visits of one recipe application
+	// (nested rules over many matches multiply).
+	maxApplyVisits = 1_000_000
 )
+
+// slowPseudo matches the pseudo-classes whose cost grows with the page
+// under every candidate (:has, :contains, :matches and their variants); a
+// recipe may not use them.
+var slowPseudo = regexp.MustCompile(`(?i):(has|haschild|contains|containsown|matches|matchesown)\b`)
 
 // parseRecipe decodes and checks a recipe, compiling its selectors.
 func parseRecipe(raw []byte) (*recipe, error) {
@@ -92,6 +100,9 @@ func parseRecipe(raw []byte) (*recipe, error) {
 			case len(rule.Selector) > maxSelectorLen:
 				return fmt.Errorf("the selector at %s is longer than %d characters", p, maxSelectorLen)
 			}
+			if m := slowPseudo.FindString(rule.Selector); m != "" {
+				return fmt.Errorf("the selector %q at %s uses %s: use ids, classes, attributes and structure only", rule.Selector, p, m)
+			}
 			sel, err := cascadia.ParseGroup(rule.Selector)
 			if err != nil {
 				return fmt.Errorf("the selector %q at %s is not valid CSS: %v", rule.Selector, p, err)
@@ -111,13 +122,42 @@ func parseRecipe(raw []byte) (*recipe, error) {
 
 // apply runs the recipe over the page and shapes the values to the schema
 // (nil when there is none): numbers, integers and booleans are read from
-// the text, a single value becomes an array where the schema wants one.
-func (r *recipe) apply(root *html.Node, schema map[string]any) map[string]any {
-	sc := schemaCursor{root: schema}
-	return applyFields(sc, root, r.Fields, sc.resolve(schema))
+// the text, a single value becomes an array where the schema wants one. It
+// fails when the recipe needs more than maxApplyVisits element visits.
+func (r *recipe) apply(root *html.Node, schema map[string]any) (map[string]any, error) {
+	st := &applyState{sc: schemaCursor{root: schema}, visits: maxApplyVisits}
+	out := applyFields(st, root, r.Fields, st.sc.resolve(schema))
+	if st.visits <= 0 {
+		return nil, fmt.Errorf("the recipe visits more than %d elements of the page: use narrower selectors", maxApplyVisits)
+	}
+	return out, nil
 }
 
-func applyFields(sc schemaCursor, scope *html.Node, rules map[string]*recipeRule, schema map[string]any) map[string]any {
+// applyState is one application's schema root and work budget.
+type applyState struct {
+	sc     schemaCursor
+	visits int // element visits left
+}
+
+// query returns the descendants of scope matching sel (at most
+// maxRecipeMatches), spending the budget.
+func (st *applyState) query(scope *html.Node, sel cascadia.SelectorGroup) []*html.Node {
+	var out []*html.Node
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil && st.visits > 0 && len(out) < maxRecipeMatches; c = c.NextSibling {
+			st.visits--
+			if c.Type == html.ElementNode && sel.Match(c) {
+				out = append(out, c)
+			}
+			walk(c)
+		}
+	}
+	walk(scope)
+	return out
+}
+
+func applyFields(st *applyState, scope *html.Node, rules map[string]*recipeRule, schema map[string]any) map[string]any {
 	out := map[string]any{}
 	props, _ := schema["properties"].(map[string]any)
 	for name, rule := range rules {
@@ -125,8 +165,8 @@ func applyFields(sc schemaCursor, scope *html.Node, rules map[string]*recipeRule
 		if props != nil {
 			fieldSchema, _ = props[name].(map[string]any)
 		}
-		fieldSchema = sc.resolve(fieldSchema)
-		if v := applyRule(sc, scope, rule, fieldSchema); v != nil {
+		fieldSchema = st.sc.resolve(fieldSchema)
+		if v := applyRule(st, scope, rule, fieldSchema); v != nil {
 			out[name] = v
 		}
 	}
@@ -135,11 +175,8 @@ func applyFields(sc schemaCursor, scope *html.Node, rules map[string]*recipeRule
 
 // applyRule returns the rule's value within scope, or nil when it finds
 // nothing usable.
-func applyRule(sc schemaCursor, scope *html.Node, rule *recipeRule, schema map[string]any) any {
-	matches := cascadia.QueryAll(scope, rule.sel)
-	if len(matches) > maxRecipeMatches {
-		matches = matches[:maxRecipeMatches]
-	}
+func applyRule(st *applyState, scope *html.Node, rule *recipeRule, schema map[string]any) any {
+	matches := st.query(scope, rule.sel)
 	if len(matches) == 0 {
 		return nil
 	}
@@ -149,11 +186,11 @@ func applyRule(sc schemaCursor, scope *html.Node, rule *recipeRule, schema map[s
 	itemSchema := schema
 	if schemaType(schema) == "array" {
 		itemSchema, _ = schema["items"].(map[string]any)
-		itemSchema = sc.resolve(itemSchema)
+		itemSchema = st.sc.resolve(itemSchema)
 	}
 	if !wantArray {
 		for _, m := range matches {
-			if v := ruleValue(sc, m, rule, itemSchema); v != nil {
+			if v := ruleValue(st, m, rule, itemSchema); v != nil {
 				return v // the first match that gives a value
 			}
 		}
@@ -161,7 +198,7 @@ func applyRule(sc schemaCursor, scope *html.Node, rule *recipeRule, schema map[s
 	}
 	var vals []any
 	for _, m := range matches {
-		if v := ruleValue(sc, m, rule, itemSchema); v != nil {
+		if v := ruleValue(st, m, rule, itemSchema); v != nil {
 			vals = append(vals, v)
 		}
 	}
@@ -172,9 +209,9 @@ func applyRule(sc schemaCursor, scope *html.Node, rule *recipeRule, schema map[s
 }
 
 // ruleValue is one element's value for the rule.
-func ruleValue(sc schemaCursor, n *html.Node, rule *recipeRule, schema map[string]any) any {
+func ruleValue(st *applyState, n *html.Node, rule *recipeRule, schema map[string]any) any {
 	if len(rule.Fields) > 0 {
-		obj := applyFields(sc, n, rule.Fields, schema)
+		obj := applyFields(st, n, rule.Fields, schema)
 		if len(obj) == 0 {
 			return nil
 		}
@@ -183,7 +220,7 @@ func ruleValue(sc schemaCursor, n *html.Node, rule *recipeRule, schema map[strin
 	var s string
 	switch a := strings.ToLower(strings.TrimSpace(rule.Attribute)); a {
 	case "", "text", "innertext", "textcontent":
-		s = nodeText(n)
+		s = st.text(n)
 	default:
 		for _, at := range n.Attr {
 			if strings.EqualFold(at.Key, a) {
@@ -271,11 +308,19 @@ func (c schemaCursor) resolve(s map[string]any) map[string]any {
 	return s
 }
 
-// nodeText is the element's text, whitespace collapsed.
-func nodeText(n *html.Node) string {
+// maxValueLen bounds one value read from the page.
+const maxValueLen = 10000
+
+// text is the element's text, whitespace collapsed, at most maxValueLen
+// bytes, spending the budget.
+func (st *applyState) text(n *html.Node) string {
 	var b strings.Builder
 	var walk func(*html.Node)
 	walk = func(n *html.Node) {
+		if st.visits <= 0 || b.Len() > maxValueLen {
+			return
+		}
+		st.visits--
 		switch {
 		case n.Type == html.TextNode:
 			b.WriteString(n.Data)
@@ -288,7 +333,11 @@ func nodeText(n *html.Node) string {
 		}
 	}
 	walk(n)
-	return strings.Join(strings.Fields(b.String()), " ")
+	t := strings.Join(strings.Fields(b.String()), " ")
+	if len(t) > maxValueLen {
+		t = strings.TrimSuffix(clip(t, maxValueLen), "...")
+	}
+	return t
 }
 
 // compactHTML renders the page for the model: elements with the
@@ -430,7 +479,10 @@ func (e *Engine) deterministicJSON(ctx context.Context, plan *llmPlan, f Format,
 	key := deterministicKey(plan.teamID, pageURL, f)
 	keep := e.cache != nil && !plan.zdr
 
-	validate := func(out map[string]any) (json.RawMessage, error) {
+	validate := func(out map[string]any, err error) (json.RawMessage, error) {
+		if err != nil {
+			return nil, err
+		}
 		b, err := json.Marshal(out)
 		if err != nil {
 			return nil, err

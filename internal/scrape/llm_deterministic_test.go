@@ -246,6 +246,8 @@ func TestParseRecipeBounds(t *testing.T) {
 		{`{"fields":{"a":` + deep + `}}`, "nests deeper"},
 		{`{"fields":{"a":{"selector":"` + strings.Repeat("a", maxSelectorLen+1) + `"}}}`, "longer than"},
 		{`[1]`, "not valid"},
+		{`{"fields":{"a":{"selector":"div:has(p)"}}}`, "uses :has"},
+		{`{"fields":{"a":{"selector":"p:contains('x')"}}}`, "uses :contains"},
 	} {
 		if _, err := parseRecipe([]byte(tc.raw)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseRecipe(%.60s) = %v, want %q", tc.raw, err, tc.want)
@@ -274,5 +276,52 @@ func TestCoerce(t *testing.T) {
 		if got := coerce(tc.in, tc.typ); got != tc.want {
 			t.Errorf("coerce(%q, %s) = %v, want %v", tc.in, tc.typ, got, tc.want)
 		}
+	}
+}
+
+// TestRecipeApplyIsBounded: nested rules over many matches stop at the
+// visit budget instead of multiplying without end.
+func TestRecipeApplyIsBounded(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("<html><body>")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "<div><p>%d</p><span>x</span></div>", i)
+	}
+	b.WriteString("</body></html>")
+	root, err := parseHTML(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := parseRecipe([]byte(`{"fields":{"rows":{"selector":"div","many":true,"fields":{"all":{"selector":"html *","many":true}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	// "html *" inside each div matches each div's descendants: cheap.
+	if out, err := r.apply(root, nil); err != nil || len(out["rows"].([]any)) != maxRecipeMatches {
+		t.Fatalf("apply: %v, %d rows", err, len(out["rows"].([]any)))
+	}
+	// On a deeply nested page, every element, then every element under
+	// each: past the budget.
+	b.Reset()
+	b.WriteString("<html><body>")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "<section><b>%d</b>", i)
+	}
+	b.WriteString(strings.Repeat("</section>", 3000) + "</body></html>")
+	if root, err = parseHTML(b.String()); err != nil {
+		t.Fatal(err)
+	}
+	r, err = parseRecipe([]byte(`{"fields":{"all":{"selector":"*","many":true,"fields":{"under":{"selector":"*","many":true,` +
+		`"fields":{"deeper":{"selector":"*","many":true}}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.apply(root, nil); err == nil || !strings.Contains(err.Error(), "narrower selectors") {
+		t.Errorf("apply of a costly recipe: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("bounded applications took %v", d)
 	}
 }
