@@ -14,6 +14,7 @@ import (
 
 	"github.com/firegate/firegate/internal/agent"
 	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/llm/llmtest"
@@ -81,7 +82,8 @@ func newAgentAPI(t *testing.T, kind string, model llmtest.Step) *agentAPI {
 		}
 		teams[key] = auth.Team{ID: team.ID, Name: name}
 	}
-	s := New(Deps{Scraper: engine, Auth: teams, Agents: runner, Log: log})
+	ledger := billing.NewLedger(st, log) // teams stay unlimited until given credits
+	s := New(Deps{Scraper: engine, Auth: teams, Agents: runner, Ledger: ledger, Log: log})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
@@ -241,6 +243,16 @@ func TestAgentRoutes(t *testing.T) {
 			}
 			if code, m := a.call(t, http.MethodGet, "/v2/agent?before=yesterday", keyA, ""); code != 400 || !strings.Contains(fmt.Sprint(m["details"]), "before") {
 				t.Errorf("bad before: %d %v", code, m)
+			}
+			// 20 credits are needed to start a run; nothing is started below.
+			if _, err := a.runs.SetCredits(t.Context(), a.teams[keyB].ID, 19); err != nil {
+				t.Fatal(err)
+			}
+			if code, m := a.call(t, http.MethodPost, "/v2/agent", keyB, `{"prompt":"name it"}`); code != 402 || m["code"] != "insufficient_credits" {
+				t.Errorf("POST with 19 credits: %d %v", code, m)
+			}
+			if _, lst := a.call(t, http.MethodGet, "/v2/agent", keyB, ""); len(lst["agents"].([]any)) != 0 {
+				t.Errorf("a run was started: %v", lst)
 			}
 		})
 	}
