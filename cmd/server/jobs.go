@@ -32,7 +32,7 @@ type jobs struct {
 // openJobs builds the queue on the store's database, the crawl runner and
 // the agent runner. rc and ac carry the scrape-side collaborators; the
 // store, webhook sender and settings from cfg are filled in here.
-func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerConfig, ac agent.Config, ledger monitor.Ledger, log *slog.Logger) (*jobs, error) {
+func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerConfig, ac agent.Config, mc monitor.RunnerConfig, log *slog.Logger) (*jobs, error) {
 	js, ok := st.(store.JobStore)
 	if !ok {
 		return nil, fmt.Errorf("jobs: store %T keeps no jobs", st)
@@ -61,8 +61,9 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 	}
 	// A check runs within the queue's job timeout, so that no other worker
 	// takes it over while it still runs.
-	monitors := monitor.NewRunner(monitor.RunnerConfig{Store: ms, Scraper: rc.Scraper, Ledger: ledger,
-		Webhooks: rc.Webhooks, Crawler: runner, Jobs: js, Log: log, CheckTimeout: cfg.JobTimeout})
+	mc.Store, mc.Scraper, mc.Webhooks, mc.Crawler, mc.Jobs, mc.Log = ms, rc.Scraper, rc.Webhooks, runner, js, log
+	mc.CheckTimeout = cfg.JobTimeout
+	monitors := monitor.NewRunner(mc)
 	monitors.Register(workers)
 	opts := queue.Options{Workers: cfg.QueueWorkers, JobTimeout: cfg.JobTimeout, RescueAfter: cfg.JobRescueAfter,
 		PeriodicJobs: append(runner.PeriodicJobs(), agents.PeriodicJobs()...)}

@@ -44,6 +44,7 @@ import (
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/media"
+	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
@@ -362,7 +363,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if searcher != nil {
 		ac.Searcher = searcher
 	}
-	jobsRT, err := openJobs(ctx, cfg, st, rc, ac, ledger, log)
+	mc := monitor.RunnerConfig{Ledger: ledger}
+	if model != nil {
+		mc.Model = model // judges pages of monitors with a goal
+	}
+	jobsRT, err := openJobs(ctx, cfg, st, rc, ac, mc, log)
 	if err != nil {
 		return err
 	}

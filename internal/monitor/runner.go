@@ -63,6 +63,9 @@ type RunnerConfig struct {
 	Ledger Ledger
 	// Webhooks, when nil, sends no webhooks.
 	Webhooks WebhookSender
+	// Model, when set, judges new and changed pages of monitors with a
+	// goal and judging on; nil: judgment stays null.
+	Model Model
 	// Crawler starts the crawls of crawl targets and Jobs reads them back;
 	// without them a crawl target fails in each check.
 	Crawler Crawler
@@ -443,6 +446,7 @@ func (r *Runner) crawlTarget(ctx context.Context, c store.MonitorCheck, m store.
 		return nil, 0, err
 	}
 	var pages []store.MonitorPage
+	var judgeCredits int64
 	seen := map[string]bool{}
 	const batch = 50
 	for skip := 0; ; skip += batch {
@@ -463,7 +467,9 @@ func (r *Runner) crawlTarget(ctx context.Context, c store.MonitorCheck, m store.
 				continue
 			}
 			seen[u] = true
-			pages = append(pages, r.recordPage(ctx, c, m, cfg, t, u, &doc, nil))
+			page, judged := r.recordPage(ctx, c, m, cfg, t, u, &doc, nil)
+			pages = append(pages, page)
+			judgeCredits += judged
 		}
 		if len(docs) < batch {
 			break
@@ -478,7 +484,8 @@ func (r *Runner) crawlTarget(ctx context.Context, c store.MonitorCheck, m store.
 			continue
 		}
 		seen[f.URL] = true
-		pages = append(pages, r.recordPage(ctx, c, m, cfg, t, f.URL, nil, errors.New(f.Error)))
+		page, _ := r.recordPage(ctx, c, m, cfg, t, f.URL, nil, errors.New(f.Error))
+		pages = append(pages, page)
 	}
 	// Pages of the previous check that this crawl did not find again.
 	prev, err := r.previousCheck(ctx, c)
@@ -498,14 +505,14 @@ func (r *Runner) crawlTarget(ctx context.Context, c store.MonitorCheck, m store.
 				seen[p.URL] = true
 				page := store.MonitorPage{ID: newID(), CheckID: c.ID, MonitorID: m.ID, TargetID: t.ID, URL: p.URL,
 					Status: changetrack.StatusRemoved, PreviousScrapeID: p.CurrentScrapeID, CreatedAt: r.now()}
-				pages = append(pages, r.savePage(ctx, c, m, cfg, page, pageData{}))
+				pages = append(pages, r.savePage(ctx, c, m, cfg, page, pageData{}, nil))
 			}
 			if len(old) < batch {
 				break
 			}
 		}
 	}
-	return pages, job.CreditsUsed, nil
+	return pages, job.CreditsUsed + judgeCredits, nil
 }
 
 // previousCheck is the id of the monitor's newest finished check before
@@ -716,7 +723,7 @@ func (r *Runner) checkPage(ctx context.Context, c store.MonitorCheck, m store.Mo
 			credits = PageCost(opts)
 		}
 	}
-	page := r.recordPage(ctx, c, m, cfg, t, u, doc, err)
+	page, judged := r.recordPage(ctx, c, m, cfg, t, u, doc, err)
 	if credits > 0 && r.cfg.Ledger != nil {
 		_, err := r.cfg.Ledger.Charge(context.WithoutCancel(ctx), store.Charge{
 			TeamID: c.TeamID, Credits: credits, Kind: "monitor",
@@ -726,13 +733,15 @@ func (r *Runner) checkPage(ctx context.Context, c store.MonitorCheck, m store.Mo
 			r.cfg.Log.ErrorContext(ctx, "monitor: charge", "check_id", c.ID, "err", err)
 		}
 	}
-	return page, credits
+	return page, credits + judged
 }
 
 // recordPage compares a scraped document (or records the scrape's error)
-// against the monitor's previous scrape of the URL, saves the page and
-// sends monitor.page.
-func (r *Runner) recordPage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target, u string, doc *scrape.Document, scrapeErr error) store.MonitorPage {
+// against the monitor's previous scrape of the URL, has the model judge a
+// new or changed page when the monitor has a goal and judging is on,
+// saves the page and sends monitor.page. It returns the page and the
+// credits its judgment cost.
+func (r *Runner) recordPage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target, u string, doc *scrape.Document, scrapeErr error) (store.MonitorPage, int64) {
 	now := r.now()
 	page := store.MonitorPage{ID: newID(), CheckID: c.ID, MonitorID: m.ID, TargetID: t.ID, URL: u, CreatedAt: now}
 	if last, err := r.cfg.Store.LastPage(ctx, m.ID, t.ID, u, c.ID); err == nil {
@@ -745,11 +754,23 @@ func (r *Runner) recordPage(ctx context.Context, c store.MonitorCheck, m store.M
 		page.Status, page.Error = PageError, "The page could not be compared with its previous scrape"
 		r.cfg.Log.ErrorContext(ctx, "monitor: compare page", "check_id", c.ID, "url", u, "err", err)
 	}
-	return r.savePage(ctx, c, m, cfg, page, data)
+	var meaningful *bool
+	var credits int64
+	if cfg.Goal != "" && cfg.JudgeEnabled && r.cfg.Model != nil && data.judgeText != "" &&
+		(page.Status == changetrack.StatusChanged || page.Status == changetrack.StatusNew) {
+		j, ok, tokens, err := r.judge(ctx, cfg.Goal, u, page.Status, data.judgeText)
+		credits = r.chargeJudge(ctx, c, t.ID, u, tokens)
+		if err != nil {
+			r.cfg.Log.WarnContext(ctx, "monitor: judgment failed; the page has none", "check_id", c.ID, "err", err)
+		} else {
+			data.Judgment, meaningful = j, ok
+		}
+	}
+	return r.savePage(ctx, c, m, cfg, page, data, meaningful), credits
 }
 
 // savePage stores a page and sends its monitor.page event.
-func (r *Runner) savePage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, page store.MonitorPage, data pageData) store.MonitorPage {
+func (r *Runner) savePage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, page store.MonitorPage, data pageData, meaningful *bool) store.MonitorPage {
 	page.Data, _ = json.Marshal(data)
 	if err := r.cfg.Store.SaveCheckPage(context.WithoutCancel(ctx), page); err != nil {
 		r.cfg.Log.ErrorContext(ctx, "monitor: save page", "check_id", c.ID, "url", page.URL, "err", err)
@@ -757,7 +778,7 @@ func (r *Runner) savePage(ctx context.Context, c store.MonitorCheck, m store.Mon
 	r.notify(ctx, cfg.Webhook, EventPage, c.ID, page.Status != PageError, pagePayload{
 		MonitorID: m.ID, CheckID: c.ID, URL: page.URL, Status: page.Status,
 		PreviousScrapeID: strPtr(page.PreviousScrapeID), CurrentScrapeID: strPtr(page.CurrentScrapeID),
-		Error: strPtr(page.Error), Judgment: jsonNull, Diff: orNull(data.Diff),
+		Error: strPtr(page.Error), IsMeaningful: meaningful, Judgment: orNull(data.Judgment), Diff: orNull(data.Diff),
 	})
 	return page
 }
@@ -831,14 +852,20 @@ func (r *Runner) compare(ctx context.Context, teamID, monitorID string, t Target
 		if prev.Markdown != md {
 			cd := changetrack.Compute(prev.Markdown, md)
 			d["text"] = cd.Text
+			data.judgeText = cd.Text
 			if !jsonMode {
 				d["json"] = cd.JSON
 			}
 		}
 		if jsonMode {
 			d["json"] = fields
+			fb, _ := json.Marshal(fields)
+			data.judgeText += "\nChanged fields (previous and current values):\n" + string(fb)
 		}
 		data.Diff, _ = json.Marshal(d)
+	}
+	if page.Status == changetrack.StatusNew {
+		data.judgeText = md
 	}
 	if jsonMode && cur != nil {
 		data.Snapshot, _ = json.Marshal(map[string]json.RawMessage{"json": cur})

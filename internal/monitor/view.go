@@ -96,6 +96,8 @@ type pageData struct {
 	Diff     json.RawMessage `json:"diff,omitempty"`
 	Snapshot json.RawMessage `json:"snapshot,omitempty"`
 	Judgment json.RawMessage `json:"judgment,omitempty"`
+	// judgeText is the change shown to the judge (not stored).
+	judgeText string
 }
 
 func strPtr(s string) *string {
