@@ -19,6 +19,7 @@ import (
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/store"
 )
 
@@ -247,6 +248,8 @@ func (s *Server) runCatalog(ctx context.Context, team auth.Team, req catalogRequ
 			return nil, err
 		}
 	}
+	// The timeout covers the wait for a concurrency slot and the calls.
+	deadline := time.Now().Add(req.timeout)
 	release, _, err := s.acquire(ctx, team, req.timeout)
 	if err != nil {
 		return nil, err
@@ -254,7 +257,7 @@ func (s *Server) runCatalog(ctx context.Context, team auth.Team, req catalogRequ
 	defer release()
 	// The calls finish (and their response is kept for a retry) even when
 	// the client goes away: a retry with the key must not run them again.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), req.timeout)
+	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	results := s.catalog.Execute(rctx, team.ID, resolved)
 	var credits int64
@@ -310,7 +313,52 @@ func (s *Server) catalogBuiltins() []catalog.Builtin {
 		b = append(b, catalog.Builtin{Path: "map", Credits: billing.MinMap,
 			Description: "List a site's URLs; options are POST /v2/map's body.", Run: s.builtinMap})
 	}
+	if s.searcher != nil {
+		b = append(b, catalog.Builtin{Path: "search", Credits: billing.MinimumForCount(defaultSearchLimit),
+			Description: "Search the web, news or images; options are POST /v2/search's body, without scrapeOptions formats.", Run: s.builtinSearch})
+	}
 	return b
+}
+
+// builtinSearch runs a search without scraping its results; the
+// request-level features search answers with an error stay refused.
+func (s *Server) builtinSearch(ctx context.Context, _ string, options map[string]any) (any, int64, error) {
+	fields, err := builtinOptions(options)
+	if err != nil {
+		return nil, 0, err
+	}
+	var v validator
+	req := v.searchRequest(fields)
+	if err := v.err(); err != nil {
+		return nil, 0, callError(err)
+	}
+	switch {
+	case len(req.Scrape.Formats) > 0:
+		return nil, 0, &catalog.CallError{Code: "BAD_REQUEST", Status: http.StatusBadRequest,
+			Message: "scrapeOptions formats are not available in a catalog search: call the scrape capability for the results you need"}
+	case req.Catalog, req.AsyncScraping, req.ZDR, req.Threat != nil, len(req.Enterprise) > 0:
+		return nil, 0, &catalog.CallError{Code: "BAD_REQUEST", Status: http.StatusBadRequest,
+			Message: "alexandria, domainTools, asyncScraping, zeroDataRetention, threatProtection and enterprise are not available in a catalog search"}
+	}
+	found, err := s.searchSources(ctx, req)
+	if err != nil {
+		return nil, 0, callError(err)
+	}
+	var credits int64
+	var data searchData
+	for i := range found {
+		f := &found[i]
+		credits += billing.SearchCost(len(f.results), false)
+		switch f.src.Type {
+		case search.SourceWeb:
+			data.Web = &f.items
+		case search.SourceNews:
+			data.News = &f.items
+		case search.SourceImages:
+			data.Images = &f.items
+		}
+	}
+	return data, credits, nil
 }
 
 // builtinOptions re-reads a call's options as a request body.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,8 @@ import (
 	"github.com/firegate/firegate/internal/catalog"
 	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
+	"github.com/firegate/firegate/internal/search/searxngtest"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/teststore"
 	"github.com/firegate/firegate/internal/testenv"
@@ -659,5 +662,65 @@ func TestCatalogFindToolsAndDomainTools(t *testing.T) {
 	r = got["data"].(map[string]any)["alexandria"].([]any)[0].(map[string]any)
 	if e, _ := r["error"].(map[string]any); status != 200 || e == nil || e["status"] != float64(400) {
 		t.Errorf("built-in scrape with a bad url: %d %v", status, r)
+	}
+}
+
+// TestCatalogBuiltinSearch runs firecrawl/search against a scripted
+// SearXNG; it is listed by find-tools only when search is configured.
+func TestCatalogBuiltinSearch(t *testing.T) {
+	t.Parallel()
+	st := teststore.SQLite(t)
+	log := testenv.Logger(t)
+	eng := searxngtest.New(t, func(q url.Values) searxngtest.Answer {
+		return searxngtest.Answer{Results: []searxngtest.Result{
+			{URL: "https://a.example.com/1", Title: "One " + q.Get("q"), Content: "first", Score: 2},
+			{URL: "https://b.example.com/2", Title: "Two", Content: "second", Score: 1},
+		}}
+	})
+	backend, err := search.NewSearXNG(search.SearXNGOptions{Endpoint: eng.URL, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, _ := netguard.New(netguard.Options{})
+	api := New(Deps{Scraper: &fakeScraper{}, Auth: auth.New(st, auth.Options{CacheTTL: time.Millisecond}), Ledger: billing.NewLedger(st, log),
+		Searcher: search.New(backend, search.Options{}, log), Catalog: &catalog.Options{Policy: policy}, CatalogKeys: catalog.NewKeys(st, log), Log: log})
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	f := &catalogFixture{srv: srv, api: api, st: st}
+	team, key := f.team(t, noTerms, 100)
+
+	status, _, raw, got := f.post(t, key, "s-1", `{"catalog":{"provider":"firecrawl","capability":"search","options":{"query":"lamps","limit":2}}}`)
+	if status != 200 {
+		t.Fatalf("search: %d %s", status, raw)
+	}
+	r := got["data"].(map[string]any)["alexandria"].([]any)[0].(map[string]any)
+	web, _ := r["data"].(map[string]any)["web"].([]any)
+	if r["error"] != nil || len(web) != 2 || web[0].(map[string]any)["title"] != "One lamps" || r["creditsCost"] != float64(2) {
+		t.Fatalf("search result: %s", raw)
+	}
+	if bal, _ := f.st.CreditBalance(context.Background(), team.ID); bal.Remaining != 98 {
+		t.Errorf("balance %d, want 98", bal.Remaining)
+	}
+	status, _, _, got = f.post(t, key, "", `{"catalog":{"provider":"firecrawl","capability":"search","options":{"query":"x","scrapeOptions":{"formats":["markdown"]}}}}`)
+	r = got["data"].(map[string]any)["alexandria"].([]any)[0].(map[string]any)
+	if e, _ := r["error"].(map[string]any); status != 200 || e == nil || e["status"] != float64(400) {
+		t.Errorf("search with scraping: %d %v", status, r)
+	}
+	status, _, _, got = f.post(t, key, "", `{"catalog":{"provider":"firecrawl","capability":"search","options":{}}}`)
+	r = got["data"].(map[string]any)["alexandria"].([]any)[0].(map[string]any)
+	if e, _ := r["error"].(map[string]any); status != 200 || e == nil || !strings.Contains(fmt.Sprint(e["message"]), "query") {
+		t.Errorf("search without a query: %d %v", status, r)
+	}
+	// Without a catalog file only the built-in provider is listed, and
+	// without a searcher it has no search capability.
+	status, _, raw, got = f.post(t, key, "", `{"catalog":{"provider":"firecrawl","capability":"find-tools","options":{"level":"tools"}}}`)
+	d := got["data"].(map[string]any)["alexandria"].([]any)[0].(map[string]any)["data"].(map[string]any)
+	if status != 200 || d["total"] != float64(3) {
+		t.Errorf("find-tools with search configured: %d %s", status, raw)
+	}
+	plain := setupCatalog(t, teststore.SQLite(t))
+	_, pk := plain.team(t, noTerms, -1)
+	if status, _, _, got = plain.post(t, pk, "", `{"catalog":{"provider":"firecrawl","capability":"search","options":{"query":"x"}}}`); status != 404 || got["code"] != "unknown_provider" {
+		t.Errorf("search without a searcher: %d %v", status, got)
 	}
 }
