@@ -23,6 +23,10 @@ func TestIntelSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	brand, err := os.ReadFile("../internal/branding/testdata/saas.html")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var menuFetches atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("/shop", func(w http.ResponseWriter, r *http.Request) {
@@ -40,6 +44,10 @@ func TestIntelSDK(t *testing.T) {
 			price = "6"
 		}
 		io.WriteString(w, `<html><body><main><h1>Menu</h1><p>Tea 4</p><p>Coffee `+price+`</p></main></body></html>`)
+	})
+	mux.HandleFunc("/brand", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(brand)
 	})
 	mux.HandleFunc("/go", func(w http.ResponseWriter, r *http.Request) {
 		_, port, _ := strings.Cut(r.Host, ":")
@@ -64,7 +72,13 @@ func TestIntelSDK(t *testing.T) {
 		"PII_URL="+site.URL+"/contact",
 		"CHANGE_URL="+site.URL+"/menu",
 		"REDIRECT_URL="+site.URL+"/go",
+		"BRAND_URL="+site.URL+"/brand",
 	)
+	if chromePath() != "" {
+		cmd.Env = append(cmd.Env, "HAS_BROWSER=1")
+	} else if os.Getenv("REQUIRE_INTEGRATION") == "1" {
+		t.Fatal("chromium is not installed")
+	}
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test:\n%s", out)
 	if err != nil {

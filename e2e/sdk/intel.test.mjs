@@ -73,3 +73,18 @@ test("threatProtection: the operator's blocklist and a request's blacklist", asy
   await assert.rejects(app().startCrawl("https://malware-drop.example/", { limit: 2 }),
     blocked(403, "unsafe_domain_blocked"));
 });
+test("branding from the rendered page", { skip: process.env.HAS_BROWSER !== "1" && "no browser" }, async () => {
+  const doc = await app().scrape(process.env.BRAND_URL, { formats: ["branding"], timeout: 30000 });
+  const b = doc.branding;
+  assert.equal(b.colorScheme, "light");
+  assert.equal(b.colors.primary, "#4f46e5");
+  assert.equal(b.colors.background, "#ffffff");
+  assert.equal(b.colors.textPrimary, "#111827");
+  assert.equal(b.typography.fontFamilies.primary, "Inter");
+  assert.equal(b.typography.fontSizes.h1, "48px");
+  assert.deepEqual(b.components.buttonPrimary, { background: "#4f46e5", textColor: "#ffffff", borderRadius: "8px" });
+  assert.match(b.logo, /^data:image\/svg\+xml;base64,/);
+  assert.equal(b.images.favicon, new URL("/favicon.svg", process.env.BRAND_URL).href);
+  for (const v of Object.values(b.colors)) if (v !== null) assert.match(v, /^#[0-9a-f]{6}$/);
+  assert.equal(doc.metadata.creditsUsed, 1);
+});

@@ -36,7 +36,7 @@ func (e *Engine) browserOK() bool {
 // needsBrowser reports whether the request can only be served by a
 // browser: actions and screenshots need a real page.
 func needsBrowser(o *Options) bool {
-	return len(o.Actions) > 0 || o.HasFormat(FormatScreenshot) || o.Profile != nil
+	return len(o.Actions) > 0 || o.HasFormat(FormatScreenshot) || o.HasFormat(FormatBranding) || o.Profile != nil
 }
 
 // prefersBrowser reports whether the request is better served by a browser
@@ -63,6 +63,9 @@ func (e *Engine) renderInBrowser(ctx context.Context, o *Options) (*fetch.Respon
 	}
 	hops := e.newHopGuard(o)
 	req.CheckHop = hops.check
+	if o.HasFormat(FormatBranding) {
+		req.Actions = append(req.Actions, brandingAction())
+	}
 	if !o.ZeroDataRetention {
 		// Each action's screenshot or PDF goes to the media store as soon
 		// as it is taken (a zero data retention answer carries them inline).

@@ -30,6 +30,9 @@ type Document struct {
 	// markup (internal/product), gaps filled by the model when one is
 	// configured; the JSON null when the page offers none.
 	Product *json.RawMessage `json:"product,omitempty"`
+	// Branding is the branding format's object, computed in the browser
+	// (internal/branding); the JSON null when it could not be.
+	Branding *json.RawMessage `json:"branding,omitempty"`
 	// ChangeTracking is the changeTracking format: this scrape compared
 	// with the team's previous one of the URL.
 	ChangeTracking *ChangeTracking `json:"changeTracking,omitempty"`

@@ -335,10 +335,12 @@ func (e *Engine) freshInBrowser(ctx context.Context, opts *Options, start time.T
 	if err != nil {
 		return nil, err
 	}
+	brand := takeBranding(opts, res)
 	doc, err := e.render(ctx, opts, resp, false)
 	if err != nil {
 		return nil, err
 	}
+	brand.attach(doc)
 	if err := e.attachBrowserOutputs(ctx, opts, res, doc); err != nil {
 		return nil, err
 	}

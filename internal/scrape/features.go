@@ -22,6 +22,9 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 			return &FeatureError{Code: "SCRAPE_SCREENSHOT_NOT_SUPPORTED", Feature: "formats.screenshot",
 				Reason: "Screenshots are not supported by this server yet: they need the browser engine, which is not available"}
 		case FormatBranding:
+			if browserOK {
+				continue
+			}
 			return &FeatureError{Code: "SCRAPE_BRANDING_NOT_SUPPORTED", Feature: "formats.branding",
 				Reason: "The branding format is not supported by this server yet: it needs the browser engine, which is not available"}
 		case FormatSummary, FormatJSON, FormatDeterministicJSON, FormatQuestion, FormatHighlights, FormatQuery:
