@@ -209,8 +209,19 @@ func BenchmarkRenderPaint(b *testing.B) {
 }
 
 // processTreeCPU returns the CPU time (user + system) of root and its
-// descendants, from /proc.
+// descendants, exited ones included, from /proc.
 func processTreeCPU(root int) time.Duration {
+	var total int64
+	for _, t := range processTree(root) {
+		total += t
+	}
+	return time.Duration(total) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+}
+
+// processTree returns root and its descendants, each with its CPU time in
+// clock ticks: utime, stime, and cutime, cstime (the CPU of the children it
+// reaped: renderers that exited count with their zygote).
+func processTree(root int) map[int]int64 {
 	parent, ticks := map[int]int{}, map[int]int64{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -224,22 +235,70 @@ func processTreeCPU(root int) time.Duration {
 			continue
 		}
 		f := strings.Fields(string(st[i+2:]))
-		if len(f) < 13 {
+		if len(f) < 15 {
 			continue
 		}
 		parent[pid], _ = strconv.Atoi(f[1])
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		k, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks[pid] = u + k
+		for _, j := range []int{11, 12, 13, 14} {
+			n, _ := strconv.ParseInt(f[j], 10, 64)
+			ticks[pid] += n
+		}
 	}
-	var total int64
+	out := map[int]int64{}
 	for pid, t := range ticks {
 		for q := pid; q > 1; q = parent[q] {
 			if q == root {
-				total += t
+				out[pid] = t
 				break
 			}
 		}
 	}
-	return time.Duration(total) * 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return out
+}
+
+// BenchmarkRenderSequence renders a small client-rendered page one render
+// at a time in one tab, from the same site each time or from two sites in
+// turn, and reports the CPU time of Chrome's processes per render
+// (chrome-cpu-ms/op) and the processes Chrome started per render
+// (procs/op): what resetting the tab between renders costs (see blankTab).
+//
+//	go test ./internal/browser -run '^$' -bench RenderSequence -benchtime 40x
+func BenchmarkRenderSequence(b *testing.B) {
+	p := New(Options{ChromePath: testenv.ChromePath(b), MaxTabs: 1, AllowPrivate: true}, slog.New(slog.DiscardHandler))
+	b.Cleanup(func() { _ = p.Close() })
+	s := newSite(b, map[string]string{"/": clientPage}, nil)
+	ctx := testCtx(b, 10*time.Minute)
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/"}); err != nil {
+		b.Fatal(err)
+	}
+	p.mu.Lock()
+	root := chromedp.FromContext(p.inst.ctx).Browser.Process().Pid
+	p.mu.Unlock()
+	// 127.0.0.1 and localhost are two sites on the same server.
+	other := strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
+	for _, name := range []string{"same-site", "two-sites"} {
+		b.Run(name, func(b *testing.B) {
+			c0, seen, started := processTreeCPU(root), processTree(root), 0
+			i := 0
+			for b.Loop() {
+				u := s.URL
+				if name == "two-sites" && i%2 == 1 {
+					u = other
+				}
+				i++
+				if _, err := p.Render(ctx, Request{URL: u + "/", WaitFor: 100 * time.Millisecond}); err != nil {
+					b.Fatal(err)
+				}
+				p.closing.Wait()
+				for pid := range processTree(root) {
+					if _, ok := seen[pid]; !ok {
+						seen[pid] = 0
+						started++
+					}
+				}
+			}
+			b.ReportMetric(float64((processTreeCPU(root)-c0).Milliseconds())/float64(b.N), "chrome-cpu-ms/op")
+			b.ReportMetric(float64(started)/float64(b.N), "procs/op")
+		})
+	}
 }
