@@ -615,6 +615,19 @@ func TestSubagents(t *testing.T) {
 		!strings.Contains(res, `"data":"part 1"`) || !strings.Contains(res, `"data":"part 2"`) {
 		t.Fatalf("parent = %s %q %s", run.Status, run.Error, run.Data)
 	}
+	var finished []string
+	for _, e := range h.events(t, id) {
+		if e["type"] == "agent.finished" {
+			who := e["agent"].(map[string]any)
+			if who["role"] != "subagent" || who["parentId"] != id || e["runId"] != id {
+				t.Errorf("agent.finished = %v", e)
+			}
+			finished = append(finished, fmt.Sprint(e["outcome"]))
+		}
+	}
+	if fmt.Sprint(finished) != "[succeeded succeeded]" {
+		t.Errorf("the parent's trace has agent.finished %v, want two succeeded", finished)
+	}
 	// The parent's two turns (1 credit each) and its subagents' 30 tokens
 	// (2 credits) each.
 	if run.CreditsUsed != 6 {

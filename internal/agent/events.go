@@ -59,14 +59,20 @@ func newTraceError(code, msg string, retryable bool) *traceError {
 // eventId, runId, occurredAt, agent) and fields. producerSequence is the
 // event's place in the store, added when the trace is read.
 func (r *Runner) event(run store.AgentRun, typ string, fields map[string]any) []byte {
+	return r.eventBy(run, run, typ, fields)
+}
+
+// eventBy is event in run's trace on behalf of agent who (run itself or
+// one of its subagents).
+func (r *Runner) eventBy(run, who store.AgentRun, typ string, fields map[string]any) []byte {
 	ev := map[string]any{}
 	for k, v := range fields {
 		ev[k] = v
 	}
 	role, name := "orchestrator", "orchestrator"
-	agentID := map[string]any{"id": run.ID, "role": role, "name": name}
-	if run.ParentID != "" {
-		agentID["role"], agentID["name"], agentID["parentId"] = "subagent", "subagent", run.ParentID
+	agentID := map[string]any{"id": who.ID, "role": role, "name": name}
+	if who.ParentID != "" {
+		agentID["role"], agentID["name"], agentID["parentId"] = "subagent", "subagent", who.ParentID
 	}
 	ev["schemaVersion"] = 1
 	ev["eventId"] = uuid.NewString()

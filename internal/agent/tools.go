@@ -404,6 +404,7 @@ func (s *step) deliverSubagents(ctx context.Context, awaiting bool) (done bool, 
 	}
 	var (
 		fresh   []subagentResult
+		ended   []store.AgentRun
 		credits int64
 	)
 	running := 0
@@ -416,6 +417,7 @@ func (s *step) deliverSubagents(ctx context.Context, awaiting bool) (done bool, 
 			continue
 		}
 		res := subagentResult{ID: k.ID, Status: ReportedStatus(k.Status), Error: k.Error}
+		ended = append(ended, k)
 		if k.Status == store.AgentCompleted {
 			res.Data = k.Data
 			credits += k.CreditsUsed
@@ -434,6 +436,9 @@ func (s *step) deliverSubagents(ctx context.Context, awaiting bool) (done bool, 
 	for _, f := range fresh {
 		s.st.Delivered = append(s.st.Delivered, f.ID)
 	}
+	for _, k := range ended {
+		s.events = append(s.events, s.r.eventBy(s.run, k, "agent.finished", s.r.subagentEnd(ctx, k)))
+	}
 	if fresh == nil {
 		fresh = []subagentResult{}
 	}
@@ -445,4 +450,32 @@ func (s *step) deliverSubagents(ctx context.Context, awaiting bool) (done bool, 
 		s.st.Messages = append(s.st.Messages, llm.ChatMessage{Role: "user", Content: "Subagent results: " + string(b)})
 	}
 	return true, nil
+}
+
+// subagentEnd is the outcome, duration and error of an ended subagent, as
+// its own run.finished event says.
+func (r *Runner) subagentEnd(ctx context.Context, k store.AgentRun) map[string]any {
+	out := map[string]any{"outcome": "failed", "error": nil, "durationMs": int64(0)}
+	if k.FinishedAt != nil {
+		out["durationMs"] = k.FinishedAt.Sub(k.CreatedAt).Milliseconds()
+	}
+	evs, err := r.cfg.Runs.AgentEvents(ctx, k.ID, 0, maxTraceEvents)
+	if err != nil {
+		return out
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		var fin struct {
+			Type    string          `json:"type"`
+			Outcome string          `json:"outcome"`
+			Error   json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(evs[i].Body, &fin) == nil && fin.Type == "run.finished" {
+			out["outcome"] = fin.Outcome
+			if len(fin.Error) > 0 && string(fin.Error) != "null" {
+				out["error"] = fin.Error
+			}
+			break
+		}
+	}
+	return out
 }
