@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -166,5 +167,52 @@ func TestExtractJobFails(t *testing.T) {
 				t.Errorf("failed event data %v", evs[0]["data"])
 			}
 		})
+	}
+}
+
+// TestExtractJobRealModel runs an extract over two local pages against a
+// real model when LLM_E2E=1 (OPENAI_BASE_URL, MODEL_NAME, optionally
+// OPENAI_API_KEY and LLM_STRUCTURED_OUTPUT): the merged result holds both
+// pages' headings, and the job is billed by the tokens the endpoint
+// reported. CI never runs it.
+func TestExtractJobRealModel(t *testing.T) {
+	if os.Getenv("LLM_E2E") != "1" {
+		t.Skip("set LLM_E2E=1 with OPENAI_BASE_URL and MODEL_NAME to run against a real model")
+	}
+	log := testenv.Logger(t)
+	client, err := llm.New(llm.Options{BaseURL: os.Getenv("OPENAI_BASE_URL"), APIKey: os.Getenv("OPENAI_API_KEY"),
+		Model: os.Getenv("MODEL_NAME"), StructuredOutput: os.Getenv("LLM_STRUCTURED_OUTPUT"), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := map[string]string{
+		"/a": "<html><body><main><h1>Harbour Opening Hours</h1><p>The harbour office opens at 8:00.</p></main></body></html>",
+		"/b": "<html><body><main><h1>Ferry Timetable</h1><p>The first ferry leaves at 6:30.</p></main></body></html>",
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, pages[r.URL.Path])
+	}))
+	t.Cleanup(srv.Close)
+	engine := scrape.New(scrape.Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), LLM: client, Log: log})
+	h := newHarness(t, openStore(t, "sqlite"), harnessOptions{scraper: engine})
+	o := extractOptions("")
+	o.Scrape.Timeout = 3 * time.Minute
+	o.Scrape.Formats[0].Prompt = "The page's main heading, exactly as written"
+	id := crawl.NewJobID()
+	if err := h.runner.StartBatch(t.Context(), store.Job{ID: id, TeamID: h.team.ID}, o, []string{srv.URL + "/a", srv.URL + "/b"}); err != nil {
+		t.Fatal(err)
+	}
+	j := h.wait(t, id, 5*time.Minute)
+	res, err := crawl.ExtractOutcome(t.Context(), h.st, j, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != store.JobCompleted || !strings.Contains(string(res.Data), "Harbour Opening Hours") ||
+		!strings.Contains(string(res.Data), "Ferry Timetable") || res.TokensUsed <= 0 {
+		t.Errorf("job %s result %s tokens %d warning %q", j.Status, res.Data, res.TokensUsed, res.Warning)
+	}
+	if want := (res.TokensUsed + 14) / 15; j.CreditsUsed < want || j.CreditsUsed > want+1 {
+		t.Errorf("credits %d for %d tokens (want about tokens/15, rounded up per page)", j.CreditsUsed, res.TokensUsed)
 	}
 }

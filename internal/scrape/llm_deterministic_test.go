@@ -325,3 +325,54 @@ func TestRecipeApplyIsBounded(t *testing.T) {
 		t.Errorf("bounded applications took %v", d)
 	}
 }
+
+// listingPage is a shop listing of n products (about 500 bytes each).
+func listingPage(n int) string {
+	var b strings.Builder
+	b.WriteString(`<html><head><script>` + strings.Repeat("var a=1;", 2000) + `</script></head><body><main><ul class="products">`)
+	for i := range n {
+		fmt.Fprintf(&b, `<li class="product" data-sku="sku-%d"><a class="title" href="/p/%d">Product number %d with a long descriptive name</a>`+
+			`<span class="price">EUR %d.99</span><p class="blurb">A short text about product %d that a shop would show under its name.</p>`+
+			`<img src="/img/%d.jpg" alt="product %d"></li>`, i, i, i, i%500, i, i, i)
+	}
+	b.WriteString(`</ul></main></body></html>`)
+	return b.String()
+}
+
+// BenchmarkRecipeApply: applying a kept recipe (the whole cost of a reused
+// deterministicJson page besides the fetch) and building the model's view
+// (the cost of writing one, besides the model call).
+func BenchmarkRecipeApply(b *testing.B) {
+	page := listingPage(500)
+	schema := map[string]any{}
+	_ = json.Unmarshal([]byte(`{"type":"object","properties":{"products":{"type":"array","items":{"type":"object","properties":`+
+		`{"title":{"type":"string"},"url":{"type":"string"},"price":{"type":"number"}}}}}}`), &schema)
+	r, err := parseRecipe([]byte(`{"fields":{"products":{"selector":"li.product","many":true,"fields":{"title":{"selector":"a.title"},` +
+		`"url":{"selector":"a.title","attribute":"href"},"price":{"selector":".price"}}}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("parse+apply", func(b *testing.B) {
+		b.SetBytes(int64(len(page)))
+		for b.Loop() {
+			root, _ := parseHTML(page)
+			out, err := r.apply(root, schema)
+			if err != nil || len(out["products"].([]any)) != 500 {
+				b.Fatalf("apply: %v", err)
+			}
+		}
+	})
+	root, _ := parseHTML(page)
+	b.Run("apply", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := r.apply(root, schema); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("compact view", func(b *testing.B) {
+		for b.Loop() {
+			compactHTML(root, 96<<10)
+		}
+	})
+}
