@@ -25,7 +25,7 @@ test("monitor lifecycle with the SDK", async () => {
     name: "lamp price",
     schedule: { text: "daily at 9am", timezone: "Europe/Paris" },
     targets: [{ type: "scrape", urls: [priceURL, stillURL], scrapeOptions: { formats: ["markdown"] } }],
-    webhook: { url: process.env.HOOK_URL },
+    webhook: { url: process.env.HOOK_URL, events: ["monitor.page", "check.completed"] },
     retentionDays: 7,
   });
   assert.equal(created.status, "active");

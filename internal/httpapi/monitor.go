@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/mail"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -128,7 +129,7 @@ func (v *validator) monitorRequest(m jsonObject, patch bool) monitorBody {
 		}
 	}
 	if present(m, "webhook") {
-		if spec := v.webhook(m); spec != nil {
+		if spec := v.monitorWebhook(m); spec != nil {
 			b.in.Config.Webhook = spec
 			b.patch.Webhook = &spec
 		}
@@ -183,6 +184,62 @@ func (v *validator) monitorRequest(m jsonObject, patch bool) monitorBody {
 		}
 	}
 	return b
+}
+
+// monitorEvents maps the event names a monitor's webhook accepts to the
+// full names sent.
+var monitorEvents = map[string]string{
+	"page": monitor.EventPage, monitor.EventPage: monitor.EventPage,
+	"check.completed": monitor.EventCheckCompleted, "completed": monitor.EventCheckCompleted,
+	monitor.EventCheckCompleted: monitor.EventCheckCompleted,
+}
+
+// monitorWebhook reads the webhook like a crawl's, except for events,
+// which are the monitor's: page and check.completed, short or prefixed
+// with monitor.
+func (v *validator) monitorWebhook(m jsonObject) *webhook.Spec {
+	raw := m.get("webhook")
+	var events []string
+	if kindOf(raw) == kindObject {
+		o, _ := splitObject(raw)
+		if ev := o.get("events"); ev != nil && kindOf(ev) != kindNull {
+			p := []any{"webhook", "events"}
+			list, ok := v.stringList(p, ev, len(monitorEvents))
+			if !ok {
+				return nil
+			}
+			for i, e := range list {
+				full, known := monitorEvents[e]
+				if !known {
+					v.addCustom(at(p, i), codeCustom, "webhook.events["+strconv.Itoa(i)+"]: unknown event "+strconv.Quote(e)+
+						": want page or check.completed, optionally prefixed with monitor.")
+					return nil
+				}
+				if !slices.Contains(events, full) {
+					events = append(events, full)
+				}
+			}
+			rest := map[string]json.RawMessage{}
+			for _, f := range o {
+				if f.key != "events" {
+					rest[f.key] = f.raw
+				}
+			}
+			raw, _ = json.Marshal(rest)
+		}
+	}
+	spec, err := webhook.ParseSpec(raw)
+	if err != nil {
+		var se *webhook.SpecError
+		if errors.As(err, &se) {
+			v.addCustom([]any{"webhook"}, codeCustom, se.Error())
+		} else {
+			v.addCustom([]any{"webhook"}, codeCustom, err.Error())
+		}
+		return nil
+	}
+	spec.Events = events
+	return &spec
 }
 
 // schedule reads the required schedule object.

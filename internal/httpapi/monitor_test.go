@@ -78,7 +78,7 @@ func TestMonitorCRUD(t *testing.T) {
 	if tg["id"] != "target-1" || tg["type"] != "scrape" || fmt.Sprint(tg["urls"]) != "[https://example.com/a http://example.com/b]" {
 		t.Errorf("target echo = %v", tg)
 	}
-	if wh, _ := m["webhook"].(map[string]any); wh["url"] != "https://hooks.example.com/m" {
+	if wh, _ := m["webhook"].(map[string]any); wh["url"] != "https://hooks.example.com/m" || fmt.Sprint(wh["events"]) != "[monitor.page]" {
 		t.Errorf("webhook = %v", m["webhook"])
 	}
 
@@ -187,6 +187,9 @@ func TestMonitorValidation(t *testing.T) {
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"judgeEnabled":"yes"`), 400, "judgeEnabled"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"status":"paused"`), 400, "status"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"webhook":"not a url"`), 400, "webhook"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"webhook":{"url":"https://h.example.com","events":["started"]}`), 400, "webhook.events.0"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"webhook":{"url":"https://h.example.com","events":"page"}`), 400, "webhook.events"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"webhook":{"url":"https://h.example.com","events":["page"],"bogus":1}`), 400, "webhook"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"notification":{"email":{"recipients":["nope"]}}`), 400, "notification.email.recipients.0"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"notification":{"email":{"recipients":[`+emails+`]}}`), 400, "notification.email.recipients"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"notification":{"sms":{}}`), 400, "notification.sms"},
