@@ -144,8 +144,8 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 			Details: []FieldError{{Path: []any{"prompt"}, Message: "Either prompt or schema is required", Code: codeCustom}}}
 	case present(m, "threatProtection"):
 		return req, extractUnsupported("threatProtection", "Threat protection is not available on this server")
-	case webSearch && prompt == "" && len(req.URLs) == 0 && len(req.Globs) == 0:
-		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "enableWebSearch without urls needs a prompt: the web is searched for it",
+	case webSearch && prompt == "":
+		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "enableWebSearch needs a prompt: the web is searched for it",
 			Details: []FieldError{{Path: []any{"prompt"}, Message: "prompt is required to search the web", Code: codeCustom}}}
 	case !webSearch && len(req.URLs) == 0 && len(req.Globs) == 0:
 		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "urls is required unless enableWebSearch is true",

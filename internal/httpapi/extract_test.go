@@ -34,6 +34,7 @@ func TestDecodeExtractRequest(t *testing.T) {
 		{"no urls", `{"prompt":"x"}`, "BAD_REQUEST", "urls"},
 		{"web search instead of urls", `{"prompt":"x","enableWebSearch":true}`, "", ""},
 		{"web search without a prompt", `{"schema":{"type":"object","properties":{"t":{"type":"string"}}},"enableWebSearch":true}`, "BAD_REQUEST", "prompt"},
+		{"web search with urls, without a prompt", `{"urls":["a.com"],"schema":{"type":"object","properties":{"t":{"type":"string"}}},"enableWebSearch":true}`, "BAD_REQUEST", "prompt"},
 		{"too many urls", `{"prompt":"x","urls":["a.com","b.com","c.com","d.com","e.com","f.com","g.com","h.com","i.com","j.com","k.com"]}`, "BAD_REQUEST", "urls"},
 		{"bad url strict", `{"prompt":"x","ignoreInvalidURLs":false,"urls":["ftp://x"]}`, "BAD_REQUEST", "urls"},
 		{"unknown key", `{"prompt":"x","urls":["a.com"],"depth":3}`, "BAD_REQUEST", ""},
