@@ -17,6 +17,10 @@ const (
 	// a sibling section is kept, a date line, a byline, "Back to blog", a
 	// row of buttons or a copyright notice goes.
 	minProse = 120
+	// minProseBelow is minProse for a block below the anchor outside its
+	// parent, where related posts, calls to action and sign-up boxes sit:
+	// only a long run of prose stays there.
+	minProseBelow = 400
 	// minLeadProse is minProse for a paragraph next to the anchor.
 	minLeadProse = 50
 	// maxWalkDepth bounds the recursion of proseStats.walk; deeper content
@@ -30,9 +34,14 @@ const (
 func narrowAround(root, anchor *html.Node) {
 	for x := anchor; x != root && x.Parent != nil; x = x.Parent {
 		var nx *html.Node
+		after := false
 		for s := x.Parent.FirstChild; s != nil; s = nx {
 			nx = s.NextSibling
-			if s != x && !keepSibling(s, x == anchor) {
+			if s == x {
+				after = true
+				continue
+			}
+			if !keepSibling(s, x == anchor, after) {
 				x.Parent.RemoveChild(s)
 			}
 		}
@@ -45,7 +54,7 @@ func narrowAround(root, anchor *html.Node) {
 // tables and quotes; and anywhere a block whose longest inline run is prose
 // (minProse; minLeadProse for a paragraph next to the anchor) and whose
 // text is mostly not links.
-func keepSibling(s *html.Node, adjacent bool) bool {
+func keepSibling(s *html.Node, adjacent, after bool) bool {
 	switch s.Type {
 	case html.TextNode:
 		n, _ := nonSpace(s.Data)
@@ -76,7 +85,11 @@ func keepSibling(s *html.Node, adjacent bool) bool {
 		// less.
 		return st.prose >= minLeadProse && st.link*2 < st.text
 	}
-	return st.prose >= minProse && st.link*2 < st.text
+	min := minProse
+	if after && !adjacent {
+		min = minProseBelow
+	}
+	return st.prose >= min && st.link*2 < st.text
 }
 
 // proseStats measures a subtree: its text, the part in links, and the
@@ -156,6 +169,9 @@ var ctaPhrases = map[string]bool{
 	"book a demo": true, "get a demo": true, "get a quote": true, "request a quote": true,
 	"subscribe": true, "subscribe now": true, "back to top": true, "back to blog": true,
 	"back to news": true, "back to all posts": true, "back to articles": true,
+	"add to wishlist": true, "add to wish list": true, "add to favorites": true, "add to favourites": true,
+	"quick view": true, "quick shop": true, "choose options": true, "select options": true,
+	"notify me": true, "write a review": true, "compare": true, "add to compare": true,
 }
 
 // isCTALink reports a link whose whole text is a call to action.
@@ -182,6 +198,12 @@ func removeNotices(root, anchor *html.Node) {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
+		if adLabels[t] {
+			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
+				notices = append(notices, b)
+			}
+			continue
+		}
 		if !strings.HasPrefix(t, "©") && !strings.HasPrefix(t, "copyright ©") && !strings.HasPrefix(t, "copyright (c)") &&
 			!strings.HasPrefix(t, "(c) copyright") && !strings.HasPrefix(t, "powered by ") {
 			continue
@@ -203,6 +225,11 @@ func removeNotices(root, anchor *html.Node) {
 		}
 	}
 }
+
+// adLabels are the texts of the labels over ad slots; an element holding
+// only one of them is removed.
+var adLabels = map[string]bool{"advertisement": true, "advertisements": true, "sponsored": true,
+	"ad": true, "sponsored content": true, "paid content": true}
 
 // firstText is the first non-blank text node under n.
 func firstText(n *html.Node) *html.Node {
@@ -233,4 +260,9 @@ func shortText(n *html.Node, limit int) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+func nonSpaceLen(s string) int {
+	n, _ := nonSpace(s)
+	return n
 }

@@ -17,7 +17,12 @@ var boilerplateHeadings = []string{
 	"latest posts", "comments", "leave a reply", "leave a comment", "join the discussion",
 	"discussion", "share this", "share on", "subscribe", "sign up for", "newsletter",
 	"follow us", "about the author", "was this helpful", "was this page helpful",
-	"did you find this", "tags", "categories",
+	"did you find this", "tags", "categories", "other posts", "other articles", "other stories",
+	"more like this", "like this", "keep reading", "continue reading", "up next", "next up",
+	"you might be interested", "you may be interested", "don't miss", "editor's picks",
+	"latest news", "latest articles", "latest stories", "recent articles", "recent stories",
+	"popular posts", "related posts", "join our newsletter", "stay in touch", "stay connected",
+	"table of contents", "in this article", "on this page", "share this article", "share this post",
 }
 
 // maxBoilerplateSections bounds the work on pages with very many headings.
