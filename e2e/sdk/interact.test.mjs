@@ -89,6 +89,11 @@ test("browser sessions: create, execute, list, cap, delete", async () => {
   assert.equal(created.success, true);
   assert.ok(created.id);
   assert.ok(Date.parse(created.expiresAt) > Date.now() + 100_000);
+  assert.ok(created.liveViewUrl.startsWith(`${process.env.API_URL}/v2/interact/${created.id}/live?token=`), created.liveViewUrl);
+  assert.notEqual(created.interactiveLiveViewUrl, created.liveViewUrl);
+  const viewer = await fetch(created.liveViewUrl);
+  assert.equal(viewer.status, 200);
+  assert.match(await viewer.text(), /<img id="v"/);
 
   const ran = await app().browserExecute(created.id, {
     code: `const r = await page.goto(${JSON.stringify(form)}); console.log(r.status(), await page.title(), page.url() === ${JSON.stringify(form)});`,

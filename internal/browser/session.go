@@ -58,6 +58,7 @@ type Session struct {
 	mu      sync.Mutex
 	closed  bool
 	restore page.ScriptIdentifier // profile storage script, removed after the first navigation
+	live    liveState
 }
 
 // sessionOpenTimeout bounds opening a session when ctx has no deadline.

@@ -1,12 +1,17 @@
 package browser
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 
 	"github.com/firegate/firegate/internal/actions"
 )
@@ -26,7 +31,6 @@ func TestSession(t *testing.T) {
 		"/status": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404); fmt.Fprint(w, "<p>nope</p>") },
 	})
 	ctx := testCtx(t, 60*time.Second)
-	pagesBefore, _, ctxBefore := quietTargets(t, p, -1)
 
 	a, err := p.OpenSession(ctx, SessionOptions{Team: "team-a"})
 	if err != nil {
@@ -97,8 +101,25 @@ func TestSession(t *testing.T) {
 	if _, err := b.Close(ctx, false); err != nil {
 		t.Error(err)
 	}
-	if pages, _, contexts := quietTargets(t, p, pagesBefore); pages > pagesBefore || contexts > ctxBefore {
-		t.Errorf("after closing: %d pages, %d contexts; before: %d, %d", pages, contexts, pagesBefore, ctxBefore)
+	// Neither session's tab nor browser context is left.
+	br := chromedp.FromContext(a.inst.ctx).Browser
+	infos, err := cdp.Call(ctx, br, target.GetTargets, target.GetTargetsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range infos.TargetInfos {
+		if in.TargetID == a.tb.id || in.TargetID == b.tb.id || in.BrowserContextID == a.sl.id || in.BrowserContextID == b.sl.id {
+			t.Errorf("target left after Close: %+v", in)
+		}
+	}
+	bcs, err := cdp.Call(ctx, br, target.GetBrowserContexts, cdp.Empty{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range bcs.BrowserContextIDs {
+		if id == a.sl.id || id == b.sl.id {
+			t.Errorf("browser context %s left after Close", id)
+		}
 	}
 }
 
@@ -157,5 +178,69 @@ func TestSessionCloseAbortsOperation(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Close took %v", d)
+	}
+}
+
+// TestSessionLiveView: a screencast streams JPEG frames to one viewer,
+// clicks at page coordinates reach the page, and keys are typed.
+func TestSessionLiveView(t *testing.T) {
+	t.Parallel()
+	p := testPool(t)
+	s := newSite(t, map[string]string{"/": `<html><body style="margin:0"><button id="b" style="width:200px;height:100px" onclick="document.getElementById('n').textContent = +document.getElementById('n').textContent + 1">+</button><p id="n">0</p><input id="q"></body></html>`}, nil)
+	ctx := testCtx(t, 30*time.Second)
+	sess, err := p.OpenSession(ctx, SessionOptions{Team: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(ctx, false)
+	if _, err := sess.Goto(ctx, s.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	vctx, stopView := context.WithCancel(ctx)
+	frames, err := sess.Screencast(vctx, 800, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Screencast(ctx, 800, 600); !errors.Is(err, ErrViewerBusy) {
+		t.Errorf("second viewer: %v, want ErrViewerBusy", err)
+	}
+	if err := sess.Click(ctx, 100, 50); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := sess.Evaluate(ctx, "document.getElementById('n').textContent"); v.Value != "1" {
+		t.Errorf("after a click on the button: %v", v.Value)
+	}
+	select {
+	case f, ok := <-frames:
+		if !ok || len(f.JPEG) < 100 || f.JPEG[0] != 0xFF || f.JPEG[1] != 0xD8 {
+			t.Fatalf("frame: ok %v, %d bytes", ok, len(f.JPEG))
+		}
+	case <-ctx.Done():
+		t.Fatal("no frame")
+	}
+	if _, err := sess.Do(ctx, actions.Action{Type: actions.TypeClick, Selector: "#q"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Key(ctx, "abc", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := sess.Key(ctx, "", "Backspace"); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := sess.Evaluate(ctx, "document.getElementById('q').value"); v.Value != "ab" {
+		t.Errorf("typed %v, want ab", v.Value)
+	}
+	stopView()
+	for range frames { // closed once the viewer is gone
+	}
+	// The next viewer may start.
+	again, err := sess.Screencast(ctx, 800, 600)
+	if err != nil {
+		t.Fatalf("viewer after the first left: %v", err)
+	}
+	if _, err := sess.Close(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	for range again { // closed with the session
 	}
 }

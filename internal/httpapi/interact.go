@@ -71,8 +71,8 @@ var (
 		Details: []FieldError{{Path: []any{"prompt"}, Message: "no language model is configured", Code: "not_supported"}}}
 )
 
-// interactView is a session as the routes answer it. cdpUrl and the live
-// view URLs are not served (see the README).
+// interactView is a session as the routes answer it. cdpUrl is not served
+// (see the README).
 type interactView struct {
 	ID            string `json:"id"`
 	Status        string `json:"status"`
@@ -80,6 +80,17 @@ type interactView struct {
 	CreatedAt     string `json:"createdAt"`
 	LastActivity  string `json:"lastActivity"`
 	ExpiresAt     string `json:"expiresAt"`
+	// The live view URLs of an active session held by this process.
+	LiveViewURL            string `json:"liveViewUrl,omitempty"`
+	InteractiveLiveViewURL string `json:"interactiveLiveViewUrl,omitempty"`
+}
+
+// addLiveURLs adds liveViewUrl and interactiveLiveViewUrl to an answer
+// about session id when it streams its web view.
+func (s *Server) addLiveURLs(r *http.Request, id string, body map[string]any) {
+	if view, interactive, ok := s.liveURLs(r, id); ok {
+		body["liveViewUrl"], body["interactiveLiveViewUrl"] = view, interactive
+	}
 }
 
 func viewOf(rec store.InteractSession) interactView {
@@ -128,7 +139,9 @@ func (s *Server) handleInteractCreate(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": rec.ID, "expiresAt": rec.ExpiresAt.UTC().Format(time.RFC3339Nano)})
+	body := map[string]any{"success": true, "id": rec.ID, "expiresAt": rec.ExpiresAt.UTC().Format(time.RFC3339Nano)}
+	s.addLiveURLs(r, rec.ID, body)
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 
@@ -151,6 +164,9 @@ func (s *Server) handleInteractList(w http.ResponseWriter, r *http.Request) erro
 	out := make([]interactView, len(recs))
 	for i, rec := range recs {
 		out[i] = viewOf(rec)
+		if rec.Status == store.InteractActive {
+			out[i].LiveViewURL, out[i].InteractiveLiveViewURL, _ = s.liveURLs(r, rec.ID)
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "sessions": out})
 	return nil
@@ -258,7 +274,9 @@ func (s *Server) handleInteractExecute(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, execBody(res))
+	body := execBody(res)
+	s.addLiveURLs(r, rec.ID, body)
+	writeJSON(w, http.StatusOK, body)
 	return nil
 }
 
@@ -329,6 +347,7 @@ func (s *Server) handleScrapeInteract(w http.ResponseWriter, r *http.Request) er
 		}
 	}
 	body["sessionId"] = rec.ID
+	s.addLiveURLs(r, rec.ID, body)
 	writeJSON(w, http.StatusOK, body)
 	return nil
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/cache"
@@ -268,5 +270,100 @@ func TestInteractNotConfigured(t *testing.T) {
 	for _, p := range []string{"/v2/browser", "/v2/interact", "/v2/scrape/" + uuid.NewString() + "/interact"} {
 		rec, body := do(t, s, http.MethodPost, p, goodKey, `{}`)
 		wantErr(t, p, rec, body, 501, "NOT_IMPLEMENTED", "")
+	}
+}
+
+// TestLiveView loads a session's interactive live view in headless Chrome:
+// the page shows the stream's frames, and a click on the picture reaches
+// the session's page. The view-only URL refuses input; a wrong token is 404.
+func TestLiveView(t *testing.T) {
+	s := interactServer(t, 5)
+	api := httptest.NewServer(s)
+	t.Cleanup(api.Close)
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><body style="margin:0"><button id="b" style="width:100vw;height:100vh;font-size:80px" onclick="this.textContent = +this.textContent + 1">0</button></body></html>`)
+	}))
+	t.Cleanup(site.Close)
+	call := func(method, path, body string) (int, map[string]any) {
+		req, _ := http.NewRequest(method, api.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer fc-a")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	status, body := call(http.MethodPost, "/v2/browser", `{}`)
+	if status != 200 {
+		t.Fatalf("create: %d %v", status, body)
+	}
+	id := body["id"].(string)
+	view, _ := body["liveViewUrl"].(string)
+	interactive, _ := body["interactiveLiveViewUrl"].(string)
+	if !strings.HasPrefix(view, api.URL+"/v2/interact/"+id+"/live?token=") || !strings.HasPrefix(interactive, api.URL+"/v2/interact/"+id+"/live?token=") || view == interactive {
+		t.Fatalf("live URLs %q %q", view, interactive)
+	}
+	if status, body := call(http.MethodPost, "/v2/browser/"+id+"/execute", fmt.Sprintf(`{"code":%q}`, "await page.goto('"+site.URL+"')")); status != 200 || body["success"] != true {
+		t.Fatalf("goto: %d %v", status, body)
+	}
+
+	// Input with the view-only token is refused; a wrong token is unknown.
+	inputURL := func(u string) string { return strings.Replace(u, "/live?", "/live/input?", 1) }
+	for _, tc := range []struct {
+		url    string
+		status int
+	}{{inputURL(view), 403}, {inputURL(strings.Replace(view, "token=", "token=x", 1)), 404}, {api.URL + "/v2/interact/" + id + "/live/input", 404}} {
+		resp, err := http.Post(tc.url, "application/json", strings.NewReader(`{"type":"click","x":10,"y":10}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("POST %s: %d, want %d", tc.url, resp.StatusCode, tc.status)
+		}
+	}
+	if resp, err := http.Post(inputURL(interactive), "application/json", strings.NewReader(`{"type":"click","x":-1,"y":10}`)); err != nil || resp.StatusCode != 400 {
+		t.Errorf("click outside the viewport: %v %v", resp.StatusCode, err)
+	}
+
+	// The viewer, in a real headless Chrome: frames arrive, a click on the
+	// picture's centre clicks the page's centre.
+	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	defer cancel()
+	res, err := interactPool.Render(ctx, browser.Request{URL: interactive, Team: "viewer", Actions: []actions.Action{
+		{Type: actions.TypeWait, Selector: "#v"},
+		{Type: actions.TypeExecuteJavascript, Script: `await new Promise((ok, fail) => { const img = document.getElementById('v'); const t0 = Date.now();
+  (function poll() { if (img.naturalWidth > 0) ok(); else if (Date.now() - t0 > 15000) fail(new Error('no frame')); else setTimeout(poll, 100); })(); });
+  document.getElementById('v').naturalWidth`},
+		{Type: actions.TypeClick, Selector: "#v"},
+		{Type: actions.TypeWait, Milliseconds: 500},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := res.Actions.JavascriptReturns[0].Value.(float64); w < 100 {
+		t.Errorf("the live view's picture is %v pixels wide", res.Actions.JavascriptReturns[0].Value)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		status, body := call(http.MethodPost, "/v2/browser/"+id+"/execute", `{"code":"console.log(await page.evaluate(() => document.getElementById('b').textContent))"}`)
+		if status == 200 && body["stdout"] == "1\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the click did not reach the page: %d %v", status, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The live URLs are listed with the active session, not after it ends.
+	if _, body := call(http.MethodGet, "/v2/browser?status=active", ""); !strings.Contains(fmt.Sprint(body["sessions"]), interactive) {
+		t.Errorf("list: %v", body)
+	}
+	call(http.MethodDelete, "/v2/browser/"+id, "")
+	if resp, err := http.Get(view); err != nil || resp.StatusCode != 404 {
+		t.Errorf("live view after delete: %v %v", resp.StatusCode, err)
 	}
 }

@@ -197,6 +197,9 @@ func New(d Deps) *Server {
 		r.Method(http.MethodGet, "/metrics", d.Metrics.Handler())
 	}
 	r.Get("/media/{id}", s.handle(s.handleMedia))
+	if d.Interact != nil {
+		s.liveRoutes(r) // token-authenticated, outside the API key check
+	}
 	r.Route("/v2", func(r chi.Router) {
 		r.Use(s.limitBody, s.authenticate)
 		r.Post("/scrape", s.handle(s.handleScrape))

@@ -127,6 +127,9 @@ type live struct {
 	sess    *browser.Session
 	release func() // the profile's saving lock; nil without one
 	prompt  bool   // prompt-driven: billed at the prompt rate
+	// viewToken and inputToken open the live view (watch; watch and
+	// interact); "" when the web view is not streamed.
+	viewToken, inputToken string
 }
 
 // New returns a Manager; Run reaps its expired sessions.
@@ -241,6 +244,9 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (store.InteractSes
 		return fail(err)
 	}
 	l.rec = rec
+	if rec.StreamWebView {
+		l.viewToken, l.inputToken = newToken(), newToken()
+	}
 	m.mu.Lock()
 	m.live[rec.ID] = l
 	m.mu.Unlock()
