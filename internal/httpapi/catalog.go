@@ -184,7 +184,7 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request, fields js
 		case catalog.InFlight:
 			return errRequestInFlight
 		case catalog.Duplicate:
-			return errDuplicateRequest
+			return duplicateRequest(begun.Record.Response)
 		case catalog.Unresolved:
 			return errRequestUnresolved
 		}
@@ -264,19 +264,42 @@ func (s *Server) runCatalog(ctx context.Context, team auth.Team, req catalogRequ
 	for _, res := range results {
 		credits += res.CreditsCost
 	}
+	var chargeID string
 	if credits > 0 && s.ledger != nil && !team.Unlimited {
-		if _, err := s.ledger.Charge(context.WithoutCancel(ctx), store.Charge{TeamID: team.ID, Credits: credits, Kind: "catalog",
-			APIKeyID: team.APIKeyID, IdempotencyKey: "catalog:" + scrapeID, Clamp: true}); err != nil {
+		// Keyed by the scrape id: a run reclaimed from a dead process that
+		// had charged already charges nothing more.
+		res, err := s.ledger.Charge(context.WithoutCancel(ctx), store.Charge{TeamID: team.ID, Credits: credits, Kind: "catalog",
+			APIKeyID: team.APIKeyID, IdempotencyKey: "catalog:" + scrapeID, Clamp: true})
+		if err != nil {
 			s.log.ErrorContext(ctx, "charge failed", "team_id", team.ID, "credits", credits, "kind", "catalog", "err", err)
 		}
+		chargeID = res.Usage.ID
 	}
 	s.log.InfoContext(ctx, "catalog calls done", "request_id", requestIDFrom(ctx), "team_id", team.ID,
 		"calls", len(results), "credits", credits, "scrape_id", scrapeID)
-	return json.Marshal(map[string]any{
+	body := map[string]any{
 		"success":   true,
 		"data":      map[string]any{"alexandria": results, "creditsCost": credits},
 		"scrape_id": scrapeID,
-	})
+	}
+	if chargeID != "" {
+		body["chargeId"] = chargeID
+	}
+	return json.Marshal(body)
+}
+
+// duplicateRequest is the 409 for a key reused with other parameters,
+// naming the original request's charge when it had one.
+func duplicateRequest(original []byte) error {
+	var orig struct {
+		ChargeID string `json:"chargeId"`
+	}
+	if json.Unmarshal(original, &orig) != nil || orig.ChargeID == "" {
+		return errDuplicateRequest
+	}
+	e := *errDuplicateRequest
+	e.ChargeID = orig.ChargeID
+	return &e
 }
 
 // writeRaw writes an encoded JSON body with status.

@@ -414,9 +414,13 @@ func TestCatalogCalls(t *testing.T) {
 			t.Errorf("a replay charged: balance %d", bal.Remaining)
 		}
 		// The same key with other parameters.
+		chargeID, _ := got["chargeId"].(string)
+		if len(chargeID) != 36 {
+			t.Errorf("chargeId %q of a charged request", chargeID)
+		}
 		status, _, _, got = f.post(t, key, "req-1.a:b_c", `{"catalog":`+weatherCall+`}`)
-		if status != 409 || got["code"] != "duplicate_request" {
-			t.Errorf("different parameters: %d %v", status, got)
+		if status != 409 || got["code"] != "duplicate_request" || got["chargeId"] != chargeID {
+			t.Errorf("different parameters: %d %v, want chargeId %s", status, got, chargeID)
 		}
 		// Another team may use the same key.
 		_, key2 := f.team(t, enabled, -1)

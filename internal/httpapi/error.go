@@ -14,7 +14,10 @@ type Error struct {
 	RetryAfter int
 	// RequiresAction marks a 403 the team must act on first (terms).
 	RequiresAction bool
-	err            error // cause, logged, never rendered
+	// ChargeID is the usage id of credits already charged for the
+	// request (a catalog key reused with other parameters).
+	ChargeID string
+	err      error // cause, logged, never rendered
 }
 
 func (e *Error) Error() string {

@@ -30,6 +30,8 @@ type envelope struct {
 	// RequiresAction is set on a 403 that needs an out-of-band step
 	// (THIRD_PARTY_DATA_TERMS_REQUIRED).
 	RequiresAction bool `json:"requiresAction,omitempty"`
+	// ChargeID names the original request's charge (409 duplicate_request).
+	ChargeID string `json:"chargeId,omitempty"`
 }
 
 // writeError renders err through the error table and logs it.
@@ -49,7 +51,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	writeJSON(w, e.Status, envelope{Success: false, Code: e.Code, Error: e.Message, Details: e.Details, RequiresAction: e.RequiresAction})
+	writeJSON(w, e.Status, envelope{Success: false, Code: e.Code, Error: e.Message, Details: e.Details, RequiresAction: e.RequiresAction, ChargeID: e.ChargeID})
 }
 
 // writeJSON writes v as the JSON body with status.
