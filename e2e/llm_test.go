@@ -26,6 +26,8 @@ func scriptedModel(w http.ResponseWriter, r llmtest.Request) {
 		llmtest.Write(w, "Forty years.", &llmtest.Usage{PromptTokens: 150, CompletionTokens: 3})
 	case strings.Contains(sys, "Query: ships"):
 		llmtest.Write(w, "Ships passed in the night and never knew her name, but they knew her light.", nil)
+	case strings.Contains(sys, "personal data"):
+		llmtest.Write(w, `{"persons":[],"locations":["the grey water"]}`, nil) // a place in its reading
 	case strings.Contains(sys, "Which sea words"):
 		llmtest.Write(w, `{"words":["sea","storm"]}`, nil)
 	case strings.Contains(string(r.ResponseFormat), `"keeper"`):

@@ -125,3 +125,10 @@ test("changeTracking json mode: new, then same, at the json price", async () => 
   assert.equal(second.changeTracking.changeStatus, "same");
   assert.ok(Date.parse(second.changeTracking.previousScrapeAt) > 0);
 });
+
+test("redactPII: true has the model find people and places", async () => {
+  const doc = await app().scrape(page, { formats: ["markdown"], redactPII: true });
+  assert.match(doc.markdown, /storm that came off <LOCATION>\./);
+  assert.equal(doc.warning, undefined);
+  assert.equal(doc.metadata.creditsUsed, 5);
+});

@@ -177,7 +177,7 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
 // formats on the document, all within opts.Timeout. The cache holds the
 // document before the model formats, shared with plain scrapes.
 func (e *Engine) scrapeWithLLM(ctx context.Context, opts Options, plan *llmPlan) (*Document, string, error) {
-	if plan == nil {
+	if plan == nil && !e.modelRedacts(&opts) {
 		return e.scrape(ctx, opts)
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
@@ -185,6 +185,14 @@ func (e *Engine) scrapeWithLLM(ctx context.Context, opts Options, plan *llmPlan)
 	doc, engine, err := e.scrape(ctx, opts)
 	if err != nil {
 		return nil, engine, err
+	}
+	// Names of people and places go before the model formats read the
+	// markdown.
+	if err := e.redactByModel(ctx, &opts, doc); err != nil {
+		return nil, engine, err
+	}
+	if plan == nil {
+		return doc, engine, nil
 	}
 	if err := e.runLLM(ctx, plan, doc); err != nil {
 		return nil, engine, err
