@@ -367,6 +367,9 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if model != nil {
 		mc.Model = model // judges pages of monitors with a goal
 	}
+	if searcher != nil {
+		mc.Searcher = searcher
+	}
 	jobsRT, err := openJobs(ctx, cfg, st, rc, ac, mc, log)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/webhook"
 )
 
@@ -334,10 +335,7 @@ func (v *validator) monitorTargets(m jsonObject) (targets []monitor.Target, unsu
 			urls += t.Limit
 		case monitor.TargetSearch:
 			v.checkKeys(tp, o, keysIn("type", "id", "queries", "searchWindow", "maxResults", "includeDomains", "excludeDomains"))
-			v.searchTarget(tp, o, echo)
-			if unsupported == nil {
-				unsupported = errUnsupported(at(tp, "type"), "search targets are not supported by this server's monitors yet")
-			}
+			t.Search = v.searchTarget(tp, o, echo)
 		}
 		zdr = zdr || t.Scrape.ZeroDataRetention
 		t.Echo, _ = json.Marshal(echo)
@@ -458,7 +456,8 @@ func (v *validator) targetScrapeOptions(tp []any, o jsonObject, echo map[string]
 }
 
 // searchTarget validates a search target's fields into echo.
-func (v *validator) searchTarget(tp []any, o jsonObject, echo map[string]any) {
+func (v *validator) searchTarget(tp []any, o jsonObject, echo map[string]any) *monitor.SearchTarget {
+	st := &monitor.SearchTarget{MaxResults: 10}
 	qp := at(tp, "queries")
 	if !present(o, "queries") {
 		v.required(qp, "array")
@@ -472,19 +471,32 @@ func (v *validator) searchTarget(tp []any, o jsonObject, echo map[string]any) {
 			}
 		}
 		echo["queries"] = qs
+		st.Queries = qs
 	}
-	echo["searchWindow"] = v.optEnum(tp, o, "searchWindow", "24h", "5m", "15m", "1h", "6h", "24h", "7d")
-	echo["maxResults"] = 10
+	st.Window = v.optEnum(tp, o, "searchWindow", "24h", "5m", "15m", "1h", "6h", "24h", "7d")
+	echo["searchWindow"] = st.Window
 	if n, ok := v.optInt(tp, o, "maxResults", 1, maxSearchResults); ok {
-		echo["maxResults"] = n
+		st.MaxResults = int(n)
 	}
+	echo["maxResults"] = st.MaxResults
 	for _, k := range []string{"includeDomains", "excludeDomains"} {
 		if present(o, k) {
 			if list, ok := v.stringList(at(tp, k), o.get(k), maxSearchDomains); ok {
+				for i, d := range list {
+					if !validDomainPattern(d) {
+						v.add(at(tp, k, i), codeInvalidString, msgInvalidDomain)
+					}
+				}
 				echo[k] = list
+				if k == "includeDomains" {
+					st.IncludeDomains = list
+				} else {
+					st.ExcludeDomains = list
+				}
 			}
 		}
 	}
+	return st
 }
 
 // notification validates {email:{enabled, recipients, includeDiffs}} and
@@ -592,6 +604,15 @@ func (s *Server) readMonitorBody(r *http.Request, patch bool) (monitorBody, erro
 	team := teamFrom(r.Context())
 	if b.zdr && !team.Unlimited && !team.Limits.ZeroDataRetention {
 		return monitorBody{}, errZDRNotEnabled
+	}
+	targets := b.in.Config.Targets
+	if patch {
+		targets = b.patch.Targets
+	}
+	for _, t := range targets {
+		if t.Type == monitor.TargetSearch && s.searcher == nil {
+			return monitorBody{}, search.ErrNotConfigured
+		}
 	}
 	return b, nil
 }

@@ -194,7 +194,9 @@ func TestMonitorValidation(t *testing.T) {
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"notification":{"email":{"recipients":[`+emails+`]}}`), 400, "notification.email.recipients"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"notification":{"sms":{}}`), 400, "notification.sms"},
 		// Valid, but not done by this server yet: 501 naming the field.
-		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"search","queries":["q"]}]`, `,"goal":"g"`), 501, "targets.0.type"},
+		// Valid, but this server has no search engine configured.
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"search","queries":["q"]}]`, `,"goal":"g"`), 400, ""},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"search","queries":["q"],"includeDomains":["not a domain"]}]`, `,"goal":"g"`), 400, "targets.0.includeDomains.0"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl"}]`, ""), 400, "targets.0.url"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"limit":1001}}]`, ""), 400, "targets.0.crawlOptions.limit"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"limit":0}}]`, ""), 400, "targets.0.crawlOptions.limit"},

@@ -13,6 +13,7 @@ import (
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/webhook"
 )
@@ -54,6 +55,8 @@ type Target struct {
 	URL   string            `json:"url,omitempty"`
 	Limit int               `json:"limit,omitempty"`
 	Crawl *crawl.JobOptions `json:"crawl,omitempty"`
+	// Search is a search target's settings.
+	Search *SearchTarget `json:"search,omitempty"`
 }
 
 // Config is what the store keeps as a monitor's opaque config.
@@ -152,6 +155,10 @@ func CheckCost(c Config) int64 {
 			n += int64(len(t.URLs)) * PageCost(t.Scrape)
 		case TargetCrawl:
 			n += int64(t.Limit) * PageCost(t.Scrape)
+		case TargetSearch:
+			if t.Search != nil {
+				n += int64(len(t.Search.Queries)) * billing.SearchCost(t.Search.MaxResults, false)
+			}
 		}
 	}
 	return n
@@ -398,4 +405,38 @@ func (s *Service) Check(ctx context.Context, teamID, id, checkID, status string,
 		d.Pages = append(d.Pages, pageView(p))
 	}
 	return d, more, nil
+}
+
+// Searcher runs one search; *search.Searcher implements it.
+type Searcher interface {
+	Search(ctx context.Context, q search.Query) ([]search.Result, error)
+}
+
+// SearchTarget are a search target's settings.
+type SearchTarget struct {
+	Queries        []string `json:"queries"`
+	Window         string   `json:"searchWindow"`
+	MaxResults     int      `json:"maxResults"`
+	IncludeDomains []string `json:"includeDomains,omitempty"`
+	ExcludeDomains []string `json:"excludeDomains,omitempty"`
+}
+
+// searchWindows are the durations of the searchWindow values.
+var searchWindows = map[string]time.Duration{
+	"5m": 5 * time.Minute, "15m": 15 * time.Minute, "1h": time.Hour, "6h": 6 * time.Hour,
+	"24h": 24 * time.Hour, "7d": 7 * 24 * time.Hour,
+}
+
+// windowRange is the engine's time range covering a window (the engine
+// knows hours, days and weeks; results are then filtered exactly).
+func windowRange(w string) search.TimeRange {
+	switch w {
+	case "5m", "15m", "1h":
+		return search.TimeRange{Unit: 'h', N: 1}
+	case "6h":
+		return search.TimeRange{Unit: 'h', N: 6}
+	case "7d":
+		return search.TimeRange{Unit: 'w', N: 1}
+	}
+	return search.TimeRange{Unit: 'd', N: 1}
 }

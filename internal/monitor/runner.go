@@ -66,6 +66,8 @@ type RunnerConfig struct {
 	// Model, when set, judges new and changed pages of monitors with a
 	// goal and judging on; nil: judgment stays null.
 	Model Model
+	// Searcher runs the queries of search targets; nil: they fail.
+	Searcher Searcher
 	// Crawler starts the crawls of crawl targets and Jobs reads them back;
 	// without them a crawl target fails in each check.
 	Crawler Crawler
@@ -587,25 +589,33 @@ func (r *Runner) RunCheck(ctx context.Context, id string) error {
 
 	var (
 		sum     Summary
-		results []targetResult
+		results []targetResult // for the check's status and error
+		entries []any          // targetResults as shown
 		actual  int64
 	)
 	for _, t := range cfg.Targets {
 		tr := targetResult{TargetID: t.ID, Type: t.Type}
 		var pages []store.MonitorPage
 		var credits int64
+		var entry any
 		switch {
+		case t.Type == TargetSearch:
+			var sr searchResult
+			pages, credits, sr = r.searchTarget(ctx, c, m, cfg, t)
+			tr.Error, entry = sr.Error, sr
 		case t.Type == TargetScrape:
 			pages, credits = r.scrapeTarget(ctx, c, m, cfg, t)
+			entry = tr
 		case t.Type == TargetCrawl && crawlIDs[t.ID] != "":
 			tr.CrawlID = crawlIDs[t.ID]
 			pages, credits, err = r.crawlTarget(ctx, c, m, cfg, t, tr.CrawlID)
 			if err != nil {
 				return err
 			}
+			entry = tr
 		default:
 			tr.Error = t.Type + " targets are not supported on this server yet"
-			results = append(results, tr)
+			results, entries = append(results, tr), append(entries, tr)
 			continue
 		}
 		actual += credits
@@ -624,7 +634,7 @@ func (r *Runner) RunCheck(ctx context.Context, id string) error {
 				sum.Error++
 			}
 		}
-		results = append(results, tr)
+		results, entries = append(results, tr), append(entries, entry)
 	}
 	if ctx.Err() != nil {
 		// Cancelled (shutdown or timeout): the job is retried and the
@@ -653,7 +663,7 @@ func (r *Runner) RunCheck(ctx context.Context, id string) error {
 		c.ActualCredits = &actual
 		c.BillingStatus = "confirmed"
 	}
-	rb, _ := json.Marshal(results)
+	rb, _ := json.Marshal(entries)
 	c.TargetResults = rb
 	if err := r.finish(ctx, c, status, sum, rb, errMsg, &cfg); err != nil {
 		return err
