@@ -238,3 +238,20 @@ func TestCleanDeepHeadings(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 }
+
+func TestBoilerplateHeading(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Related posts":                    true,
+		"You may also like…":               true,
+		"🔥 Recommended Posts":              true,
+		"Add A Comment":                    true,
+		"Relatedness of species":           false,
+		"Recommendations for a cold start": false,
+		"Comments on the draft law":        true,
+		"Commentary":                       false,
+	} {
+		if got := isBoilerplateHeading(text); got != want {
+			t.Errorf("%q: %v, want %v", text, got, want)
+		}
+	}
+}

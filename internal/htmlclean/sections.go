@@ -2,6 +2,8 @@ package htmlclean
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -22,7 +24,7 @@ var boilerplateHeadings = []string{
 	"you might be interested", "you may be interested", "don't miss", "editor's picks",
 	"latest news", "latest articles", "latest stories", "recent articles", "recent stories",
 	"popular posts", "related posts", "join our newsletter", "stay in touch", "stay connected",
-	"table of contents", "in this article", "on this page", "share this article", "share this post",
+	"add a comment", "post a comment", "write a comment", "table of contents", "in this article", "on this page", "share this article", "share this post",
 }
 
 // maxBoilerplateSections bounds the work on pages with very many headings.
@@ -30,20 +32,24 @@ const maxBoilerplateSections = 64
 
 func isBoilerplateHeading(text string) bool {
 	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
-	t = strings.TrimLeft(t, "#*-–—:· ")
+	// Leading marks and emoji ("🔥 Recommended posts") are not words.
+	t = strings.TrimLeftFunc(t, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 	if t == "" || len(t) > 60 {
 		return false
 	}
 	for _, h := range boilerplateHeadings {
-		if strings.HasPrefix(t, h) && (len(t) == len(h) || !isLetterByte(t[len(h)])) {
+		if strings.HasPrefix(t, h) && (len(t) == len(h) || !startsWithLetter(t[len(h):])) {
 			return true
 		}
 	}
 	return false
 }
 
-func isLetterByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 0x80
+// startsWithLetter reports whether s opens with a letter ("you may also
+// like…" ends the phrase, "relatedness" does not).
+func startsWithLetter(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsLetter(r)
 }
 
 func isHeading(a atom.Atom) bool {
