@@ -80,6 +80,9 @@ type converter struct {
 
 	inline int // >0 inside links, headings and table cells: blocks become spaces
 	inLink int
+	// plainHeading >0 inside a heading link (headingOnly): the heading
+	// inside it adds no marker of its own.
+	plainHeading int
 }
 
 // block requests a blank line before the next content.
@@ -442,6 +445,10 @@ func (c *converter) wrap(n *html.Node, depth int, open, close string) {
 }
 
 func (c *converter) heading(n *html.Node, depth int) {
+	if c.plainHeading > 0 {
+		c.children(n, depth) // the heading marker is already written
+		return
+	}
 	if c.inline > 0 {
 		c.wrap(n, depth, "**", "**")
 		return
@@ -629,6 +636,26 @@ func (c *converter) link(n *html.Node, depth int) {
 		c.children(n, depth)
 		return
 	}
+	if c.inline == 0 {
+		if level := headingOnly(n); level > 0 {
+			// A link wrapping just a heading (a card's title) is a heading
+			// holding the link: "## [Title](href)".
+			c.block()
+			c.pushFrame("######"[:level]+" ", "")
+			c.inline++
+			c.plainHeading++
+			c.linkFrame(n, href, depth)
+			c.plainHeading--
+			c.inline--
+			c.popFrame()
+			c.block()
+			return
+		}
+	}
+	c.linkFrame(n, href, depth)
+}
+
+func (c *converter) linkFrame(n *html.Node, href string, depth int) {
 	c.pushFrame("[", "]("+escapeURL(href)+")")
 	c.inline++
 	c.inLink++
@@ -636,6 +663,55 @@ func (c *converter) link(n *html.Node, depth int) {
 	c.inLink--
 	c.inline--
 	c.popFrame()
+}
+
+// headingOnly returns the level of the one heading that holds all the text
+// of link n (no image, no other text), or 0. It looks at 64 nodes at most.
+func headingOnly(n *html.Node) int {
+	level, nodes := 0, 0
+	for c := n.FirstChild; c != nil; {
+		if nodes++; nodes > 64 {
+			return 0
+		}
+		switch {
+		case c.Type == html.ElementNode && isHeadingAtom(c.DataAtom):
+			if level > 0 {
+				return 0
+			}
+			level = int(c.Data[1] - '0')
+			c = nextSkip(c, n) // its text is the heading's
+			continue
+		case c.Type == html.ElementNode && (c.DataAtom == atom.Img || c.DataAtom == atom.Picture || c.DataAtom == atom.Svg):
+			return 0
+		case c.Type == html.TextNode && strings.TrimSpace(c.Data) != "":
+			return 0
+		}
+		if c.FirstChild != nil {
+			c = c.FirstChild
+			continue
+		}
+		c = nextSkip(c, n)
+	}
+	return level
+}
+
+// nextSkip is the node after c's subtree within root, or nil.
+func nextSkip(c, root *html.Node) *html.Node {
+	for c != nil && c != root {
+		if c.NextSibling != nil {
+			return c.NextSibling
+		}
+		c = c.Parent
+	}
+	return nil
+}
+
+func isHeadingAtom(a atom.Atom) bool {
+	switch a {
+	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+		return true
+	}
+	return false
 }
 
 func hasPrefixFold(s, p string) bool {

@@ -73,7 +73,7 @@ func TestConvert(t *testing.T) {
 		{"base64 kept", `<img src="data:image/png;base64,AAA=" alt="x">`, Options{}, "![x](data:image/png;base64,AAA=)"},
 		{"base64 removed", `<img src="data:image/png;base64,AAA=" alt="x">`, Options{RemoveBase64Images: true}, "![x](<Base64-Image-Removed>)"},
 		{"emphasis spacing", `<p>a<em> b </em>c</p>`, Options{}, "a *b* c"},
-		{"heading in link", `<a href="https://e.com/"><h2>T</h2></a>`, Options{}, "[**T**](https://e.com/)"},
+		{"heading in link", `<a href="https://e.com/"><h2>T</h2></a>`, Options{}, "## [T](https://e.com/)"},
 		{"ordered start", `<ol start="3"><li>x</li><li>y</li></ol>`, Options{}, "3. x\n4. y"},
 		{"code fence", "<pre><code class=\"lang-rb\">puts 1</code></pre>", Options{}, "```rb\nputs 1\n```"},
 	}
