@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/firegate/firegate/internal/actions"
+	"github.com/firegate/firegate/internal/netguard"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // TestSession drives a session through navigation, actions and evaluation,
@@ -242,5 +246,46 @@ func TestSessionLiveView(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range again { // closed with the session
+	}
+}
+
+// TestSessionGuard: a session's navigations and its page's requests pass
+// the network policy, like a render's.
+func TestSessionGuard(t *testing.T) {
+	t.Parallel()
+	path := testenv.ChromePath(t)
+	private := newSite(t, map[string]string{"/": `<html><body>private</body></html>`, "/api": `{}`}, nil)
+	public := newSite(t, map[string]string{"/": `<html><body><p>public page</p></body></html>`}, nil)
+	publicPort := public.Listener.Addr().(*net.TCPAddr).Port
+	policy, err := netguard.New(netguard.Options{Permit: func(ap netip.AddrPort) bool { return int(ap.Port()) == publicPort }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(Options{ChromePath: path, MaxTabs: 1, Policy: policy}, testenv.Logger(t))
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	ctx := testCtx(t, 40*time.Second)
+	sess, err := p.OpenSession(ctx, SessionOptions{Team: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(ctx, false)
+	for _, u := range []string{private.URL + "/", "http://localhost:1/", "http://169.254.169.254/latest/meta-data/"} {
+		if _, err := sess.Goto(ctx, u); !errors.Is(err, ErrBlocked) {
+			t.Errorf("Goto %s: %v, want ErrBlocked", u, err)
+		}
+	}
+	if _, err := sess.Goto(ctx, public.URL+"/"); err != nil {
+		t.Fatal(err)
+	}
+	v, err := sess.Evaluate(ctx, fmt.Sprintf(`fetch(%q, {mode: 'no-cors'}).then(() => 'reached', (e) => 'refused')`, private.URL+"/api"))
+	if err != nil || v.Value != "refused" {
+		t.Errorf("fetch to a private address from the page: %v, %v", v.Value, err)
+	}
+	if n := private.hit("/") + private.hit("/api"); n != 0 {
+		t.Errorf("the private server got %d requests", n)
 	}
 }
