@@ -86,7 +86,7 @@ func (k *Keys) Begin(ctx context.Context, team, key string, hash []byte, scrapeI
 		return Begun{}, err
 	}
 	if ok {
-		return Begun{Outcome: Run, Record: rec, held: k.hold(team, key)}, nil
+		return Begun{Outcome: Run, Record: rec, held: k.hold(team, key, run)}, nil
 	}
 	if !bytes.Equal(rec.RequestHash, hash) && rec.Done {
 		return Begun{Outcome: Duplicate, Record: rec}, nil
@@ -104,7 +104,7 @@ func (k *Keys) Begin(ctx context.Context, team, key string, hash []byte, scrapeI
 		}
 		if ok {
 			k.log.WarnContext(ctx, "catalog request reclaimed from a dead owner", "team_id", team, "request_id", key)
-			return Begun{Outcome: Run, Record: rec, held: k.hold(team, key)}, nil
+			return Begun{Outcome: Run, Record: rec, held: k.hold(team, key, run)}, nil
 		}
 		if rec.Done {
 			return Begun{Outcome: Replay, Record: rec}, nil
@@ -116,17 +116,23 @@ func (k *Keys) Begin(ctx context.Context, team, key string, hash []byte, scrapeI
 	return Begun{Outcome: InFlight, Record: rec}, nil
 }
 
-// hold renews the claim until Complete or Release.
-func (k *Keys) hold(team, key string) *held {
+// hold renews the claim until Complete or Release, and at most for run:
+// a request that has not ended by then lets its key become reclaimable.
+func (k *Keys) hold(team, key string, run time.Duration) *held {
 	h := &held{k: k, team: team, key: key, stop: make(chan struct{})}
 	h.done.Add(1)
 	go func() {
 		defer h.done.Done()
 		t := time.NewTicker(k.Lease / 3)
 		defer t.Stop()
+		limit := time.NewTimer(run)
+		defer limit.Stop()
 		for {
 			select {
 			case <-h.stop:
+				return
+			case <-limit.C:
+				k.log.Warn("catalog request outlived its timeout; its key is no longer renewed", "team_id", team, "request_id", key)
 				return
 			case <-t.C:
 				ctx, cancel := context.WithTimeout(context.Background(), k.Lease/3)

@@ -190,14 +190,22 @@ func (s *Server) handleCatalog(w http.ResponseWriter, r *http.Request, fields js
 		}
 		scrapeID = begun.Record.ScrapeID
 	}
+	keyed := sent && s.catalogKeys != nil
+	ended := false
+	defer func() {
+		if keyed && !ended { // a panic: stop holding the key
+			s.catalogKeys.Release(ctx, begun)
+		}
+	}()
 	body, err := s.runCatalog(ctx, team, req, scrapeID)
+	ended = true
 	if err != nil {
-		if sent && s.catalogKeys != nil {
+		if keyed {
 			s.catalogKeys.Release(ctx, begun)
 		}
 		return err
 	}
-	if sent && s.catalogKeys != nil {
+	if keyed {
 		if err := s.catalogKeys.Complete(ctx, begun, http.StatusOK, body); err != nil {
 			s.log.ErrorContext(ctx, "catalog request done but its response could not be kept for replay",
 				"team_id", team.ID, "request_id", key, "err", err)
