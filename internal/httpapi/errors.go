@@ -58,6 +58,7 @@ var errorTable = []mapping{
 	{crawl.ErrInvalidOptions, http.StatusBadRequest, "BAD_REQUEST", ""},
 	{monitor.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Monitor not found"},
 	{monitor.ErrCheckNotFound, http.StatusNotFound, "NOT_FOUND", "Check not found"},
+	{monitor.ErrGoalRequired, http.StatusBadRequest, "BAD_REQUEST", "goal is required when the monitor has a search target"},
 	{monitor.ErrPaused, http.StatusConflict, "MONITOR_PAUSED", "Monitor is paused: set its status to active to run it"},
 	{interact.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Browser session not found."},
 	{interact.ErrDestroyed, http.StatusGone, "SESSION_DESTROYED", "Browser session has been destroyed."},

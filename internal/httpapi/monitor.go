@@ -85,7 +85,6 @@ type monitorBody struct {
 	in          monitor.Input
 	patch       monitor.Patch
 	unsupported *Error
-	zdr         bool
 }
 
 // monitorRequest validates a create body, or with patch a PATCH body.
@@ -122,9 +121,8 @@ func (v *validator) monitorRequest(m jsonObject, patch bool) monitorBody {
 		}
 	}
 	if !patch || present(m, "targets") {
-		targets, unsupported, zdr := v.monitorTargets(m)
+		targets := v.monitorTargets(m)
 		b.in.Config.Targets, b.patch.Targets = targets, targets
-		b.unsupported, b.zdr = unsupported, zdr
 		if patch && targets == nil && !v.failed() {
 			b.patch.Targets = []monitor.Target{}
 		}
@@ -274,26 +272,24 @@ func (v *validator) schedule(m jsonObject) (monitor.Schedule, bool) {
 	return sched, true
 }
 
-// monitorTargets reads the required targets array. unsupported is set for
-// a valid target of a type this server does not run yet; zdr when a
-// target asks for zero data retention.
-func (v *validator) monitorTargets(m jsonObject) (targets []monitor.Target, unsupported *Error, zdr bool) {
+// monitorTargets reads the required targets array.
+func (v *validator) monitorTargets(m jsonObject) (targets []monitor.Target) {
 	p := []any{"targets"}
 	if !present(m, "targets") {
 		v.required(p, "array")
-		return nil, nil, false
+		return nil
 	}
 	items, ok := v.array(p, m.get("targets"))
 	if !ok {
-		return nil, nil, false
+		return nil
 	}
 	switch {
 	case len(items) == 0:
 		v.add(p, codeTooSmall, "Array must contain at least 1 element(s)")
-		return nil, nil, false
+		return nil
 	case len(items) > maxMonitorTargets:
 		v.add(p, codeTooBig, "Array must contain at most "+strconv.Itoa(maxMonitorTargets)+" element(s)")
-		return nil, nil, false
+		return nil
 	}
 	ids := map[string]bool{}
 	urls := 0
@@ -337,17 +333,34 @@ func (v *validator) monitorTargets(m jsonObject) (targets []monitor.Target, unsu
 			v.checkKeys(tp, o, keysIn("type", "id", "queries", "searchWindow", "maxResults", "includeDomains", "excludeDomains"))
 			t.Search = v.searchTarget(tp, o, echo)
 		}
-		zdr = zdr || t.Scrape.ZeroDataRetention
+		if t.Scrape.ZeroDataRetention {
+			// A monitor compares each check with the content the previous
+			// one kept: it cannot keep nothing.
+			zp := at(tp, "scrapeOptions", "zeroDataRetention")
+			if typ == monitor.TargetCrawl && !scrapeOptionSet(o, "zeroDataRetention") {
+				zp = at(tp, "crawlOptions", "zeroDataRetention")
+			}
+			v.addCustom(zp, codeCustom, msgMonitorZDR)
+		}
 		t.Echo, _ = json.Marshal(echo)
 		targets = append(targets, t)
 	}
 	if urls > maxMonitorURLs {
 		v.addCustom(p, codeTooBig, "A monitor may check at most "+strconv.Itoa(maxMonitorURLs)+" URLs; its targets list "+strconv.Itoa(urls))
 	}
-	return targets, unsupported, zdr
+	return targets
 }
 
 func monitorTargetID(i int) string { return "target-" + strconv.Itoa(i+1) }
+
+// msgMonitorZDR refuses zero data retention in a monitor's targets.
+const msgMonitorZDR = "zeroDataRetention cannot be used in a monitor: each check is compared with the content kept from the previous one"
+
+// scrapeOptionSet reports whether a target's scrapeOptions set key.
+func scrapeOptionSet(o jsonObject, key string) bool {
+	so, ok := splitObject(o.get("scrapeOptions"))
+	return ok && present(so, key)
+}
 
 // defaultMonitorCrawlLimit is a crawl target's page limit when its
 // crawlOptions give none (this server's choice: the crawl route's 10000
@@ -600,10 +613,6 @@ func (s *Server) readMonitorBody(r *http.Request, patch bool) (monitorBody, erro
 	}
 	if b.unsupported != nil {
 		return monitorBody{}, b.unsupported
-	}
-	team := teamFrom(r.Context())
-	if b.zdr && !team.Unlimited && !team.Limits.ZeroDataRetention {
-		return monitorBody{}, errZDRNotEnabled
 	}
 	targets := b.in.Config.Targets
 	if patch {

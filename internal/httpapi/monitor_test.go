@@ -121,7 +121,7 @@ func TestMonitorCRUD(t *testing.T) {
 		sched["cron"] != "0 9 * * 1" || sched["timezone"] != "UTC" || m["judgeEnabled"] != false {
 		t.Errorf("resume: %d %v", code, m)
 	}
-	for _, body := range []string{`{}`, `{"status":"deleted"}`, `{"name":""}`, `{"bogus":1}`} {
+	for _, body := range []string{`{}`, `{"origin":"js-sdk"}`, `{"status":"deleted"}`, `{"name":""}`, `{"bogus":1}`} {
 		if code, resp := a.call(t, "PATCH", "/v2/monitor/"+id, keyA, body); code != 400 {
 			t.Errorf("PATCH %s: %d %v", body, code, resp)
 		}
@@ -181,6 +181,8 @@ func TestMonitorValidation(t *testing.T) {
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"search","queries":[]}]`, `,"goal":"g"`), 400, "targets.0.queries"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"search","queries":["q"],"searchWindow":"2d"}]`, `,"goal":"g"`), 400, "targets.0.searchWindow"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"search","queries":["q"],"maxResults":51}]`, `,"goal":"g"`), 400, "targets.0.maxResults"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"scrape","urls":["https://example.com"],"scrapeOptions":{"zeroDataRetention":true}}]`, ""), 400, "targets.0.scrapeOptions.zeroDataRetention"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"zeroDataRetention":true}}]`, ""), 400, "targets.0.crawlOptions.zeroDataRetention"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"retentionDays":0`), 400, "retentionDays"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"retentionDays":366`), 400, "retentionDays"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"goal":"`+strings.Repeat("g", 2001)+`"`), 400, "goal"},

@@ -24,6 +24,8 @@ var (
 	ErrNotFound = errors.New("monitor: monitor not found")
 	// ErrCheckNotFound: no such check of the monitor.
 	ErrCheckNotFound = errors.New("monitor: check not found")
+	// ErrGoalRequired: an update leaves a search target without a goal.
+	ErrGoalRequired = errors.New("monitor: goal is required when the monitor has a search target")
 	// ErrPaused: a manual run of a monitor that is not active.
 	ErrPaused = errors.New("monitor: monitor is paused")
 )
@@ -301,6 +303,13 @@ func (s *Service) Update(ctx context.Context, teamID, id string, p Patch) (View,
 		cfg.JudgeEnabled = *p.JudgeEnabled
 	} else if p.Goal != nil {
 		cfg.JudgeEnabled = cfg.Goal != ""
+	}
+	if cfg.Goal == "" {
+		for _, t := range cfg.Targets {
+			if t.Type == TargetSearch {
+				return View{}, ErrGoalRequired
+			}
+		}
 	}
 	now := s.clock()
 	if reschedule {

@@ -2,6 +2,7 @@ package monitor_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -120,5 +121,10 @@ func TestSearchTarget(t *testing.T) {
 	}
 	if n := len(model.Requests()); n != 3 {
 		t.Errorf("%d judgments, want 3 (seen and skipped results are not judged)", n)
+	}
+	// A search target needs a goal: an update may not take it away.
+	none := ""
+	if _, err := svc.Update(t.Context(), team.ID, mon.ID, monitor.Patch{Goal: &none}); !errors.Is(err, monitor.ErrGoalRequired) {
+		t.Errorf("removing the goal: %v, want ErrGoalRequired", err)
 	}
 }
