@@ -26,7 +26,7 @@ var (
 	pool     *browser.Pool
 )
 
-func testPool(t *testing.T) *browser.Pool {
+func testPool(t testing.TB) *browser.Pool {
 	t.Helper()
 	path := testenv.ChromePath(t)
 	poolOnce.Do(func() {
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func testStore(t *testing.T) *sqlite.Store {
+func testStore(t testing.TB) *sqlite.Store {
 	t.Helper()
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "firegate.db"), testenv.Logger(t))
 	if err != nil {
@@ -86,7 +86,7 @@ const formPage = `<html><head><title>Shop</title></head><body>
 <input id="q"><button id="go" onclick="document.getElementById('out').textContent = 'searched ' + document.getElementById('q').value">Go</button>
 <p id="out"></p><a id="next" href="/next">next</a></body></html>`
 
-func site(t *testing.T) *httptest.Server {
+func site(t testing.TB) *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, formPage) })
 	mux.HandleFunc("/form", func(w http.ResponseWriter, r *http.Request) {
