@@ -47,7 +47,7 @@ type toolServer struct {
 	inSlow chan struct{} // /slow signals it started
 }
 
-func newToolServer(t *testing.T) *toolServer {
+func newToolServer(t testing.TB) *toolServer {
 	ts := &toolServer{calls: map[string]int{}, gate: make(chan struct{}), inSlow: make(chan struct{}, 100)}
 	ts.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ts.mu.Lock()
@@ -149,7 +149,7 @@ const catalogYAML = `providers:
         url: {{BASE}}/daily
 `
 
-func setupCatalog(t *testing.T, st catalogStore) *catalogFixture {
+func setupCatalog(t testing.TB, st catalogStore) *catalogFixture {
 	t.Helper()
 	tools := newToolServer(t)
 	path := filepath.Join(t.TempDir(), "catalog.yaml")
@@ -184,7 +184,7 @@ func setupCatalog(t *testing.T, st catalogStore) *catalogFixture {
 
 // team creates a team with a key and the given limits (credits < 0:
 // unlimited).
-func (f *catalogFixture) team(t *testing.T, l store.TeamLimits, credits int64) (store.Team, string) {
+func (f *catalogFixture) team(t testing.TB, l store.TeamLimits, credits int64) (store.Team, string) {
 	t.Helper()
 	ctx := context.Background()
 	team, err := f.st.CreateTeam(ctx, "t-"+apikeyPrefix(t))
@@ -208,10 +208,10 @@ func (f *catalogFixture) team(t *testing.T, l store.TeamLimits, credits int64) (
 
 var teamSeq atomic.Int64
 
-func apikeyPrefix(*testing.T) string { return fmt.Sprint(teamSeq.Add(1), "-", time.Now().UnixNano()) }
+func apikeyPrefix(testing.TB) string { return fmt.Sprint(teamSeq.Add(1), "-", time.Now().UnixNano()) }
 
 // post sends a body to POST /v2/scrape over real HTTP.
-func (f *catalogFixture) post(t *testing.T, key, requestID, body string) (int, http.Header, []byte, map[string]any) {
+func (f *catalogFixture) post(t testing.TB, key, requestID, body string) (int, http.Header, []byte, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/v2/scrape", strings.NewReader(body))
 	if err != nil {
@@ -726,5 +726,47 @@ func TestCatalogBuiltinSearch(t *testing.T) {
 	_, pk := plain.team(t, noTerms, -1)
 	if status, _, _, got = plain.post(t, pk, "", `{"catalog":{"provider":"firecrawl","capability":"search","options":{"query":"x"}}}`); status != 404 || got["code"] != "unknown_provider" {
 		t.Errorf("search without a searcher: %d %v", status, got)
+	}
+}
+
+// BenchmarkCatalogCall measures one catalog call to a loopback tool over
+// real HTTP, without a key, with a new key each time (claim, renew,
+// complete) and replaying one completed key, on both stores.
+func BenchmarkCatalogCall(b *testing.B) {
+	for _, name := range []string{"sqlite", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			var st catalogStore
+			if name == "sqlite" {
+				st = teststore.SQLite(b)
+			} else {
+				st = teststore.Postgres(b)
+			}
+			f := setupCatalog(b, st)
+			_, key := f.team(b, enabled, -1)
+			body := `{"catalog":` + weatherCall + `}`
+			call := func(b *testing.B, requestID string) {
+				if status, _, raw, _ := f.post(b, key, requestID, body); status != 200 {
+					b.Fatalf("status %d %s", status, raw)
+				}
+			}
+			b.Run("no key", func(b *testing.B) {
+				for b.Loop() {
+					call(b, "")
+				}
+			})
+			b.Run("new key", func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					i++
+					call(b, fmt.Sprintf("bench-%d", i))
+				}
+			})
+			b.Run("replay", func(b *testing.B) {
+				call(b, "bench-replay")
+				for b.Loop() {
+					call(b, "bench-replay")
+				}
+			})
+		})
 	}
 }
