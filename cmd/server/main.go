@@ -351,7 +351,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	engine := scrape.New(scrape.Config{Threat: threats, Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
-	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher,
+	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher, Threat: threats,
 		Ledger: ledger, Limiter: limiter, Describe: httpapi.Describe}
 	if obs.m != nil {
 		rc.ObservePage = obs.m.ObserveJobPage

@@ -17,6 +17,7 @@ import (
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/threat"
 	"github.com/firegate/firegate/internal/webhook"
 )
 
@@ -92,7 +93,12 @@ type RunnerConfig struct {
 	// ProgressEvery is how often a running job logs its progress; default
 	// 10s.
 	ProgressEvery time.Duration
-	Log           *slog.Logger
+	// Threat is the operator's threat blocklist; with the job's
+	// threatProtection it checks the redirect hops of the sitemap fetches
+	// (the pages are checked by the scraper). Nil: only the job's own
+	// lists.
+	Threat *threat.Checker
+	Log    *slog.Logger
 }
 
 // Runner starts, runs and cancels crawls and batch scrapes on the queue.

@@ -169,6 +169,7 @@ func (r *Runner) sitemapURLs(ctx context.Context, c *cachedJob) []string {
 			ok, _ := c.rules.Allow(u, 0, false)
 			return ok
 		},
+		CheckHop: func(u *url.URL) error { return r.cfg.Threat.Check(u.Hostname(), c.opts.Scrape.ThreatProtection) },
 	})
 	if err != nil {
 		r.cfg.Log.InfoContext(ctx, "crawl: no sitemap", "job_id", c.job.ID, "err", err)

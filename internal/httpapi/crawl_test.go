@@ -109,7 +109,7 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 	if o.wrapJobs != nil {
 		jobs = o.wrapJobs(st)
 	}
-	runner := crawl.NewRunner(crawl.RunnerConfig{Jobs: jobs, Scraper: engine, Fetcher: fetcher,
+	runner := crawl.NewRunner(crawl.RunnerConfig{Jobs: jobs, Scraper: engine, Fetcher: fetcher, Threat: o.threat,
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Describe: Describe, Log: log})
 	workers := river.NewWorkers()
 	runner.Register(workers)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/firegate/firegate/internal/fetch"
@@ -162,4 +164,74 @@ func TestThreatCrawlAndBatch(t *testing.T) {
 	wantBlocked(t, "batch, blacklist", code, got, "127.0.0.1")
 	// Allowed ones start.
 	f.start(t, "/v2/batch/scrape", `{"urls":["`+site.URL+`/lamp"],"threatProtection":{"blacklist":["evil.example"]}}`)
+}
+
+// TestThreatCrawlSitemap: a crawl's sitemap lists pages on a blacklisted
+// host (the same server under the name localhost) and on the operator's
+// blocklist: they are never fetched and are reported in /errors as
+// unsafe_domain_blocked; the allowed pages are crawled.
+func TestThreatCrawlSitemap(t *testing.T) {
+	t.Parallel()
+	var private atomic.Int64
+	mux := http.NewServeMux()
+	var base string
+	page := func(title string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, "<html><head><title>%s</title></head><body><main><h1>%s</h1><p>Text of %s.</p></main></body></html>", title, title, title)
+		}
+	}
+	mux.HandleFunc("/{$}", page("Home"))
+	mux.HandleFunc("/public", page("Public"))
+	mux.HandleFunc("/private", func(w http.ResponseWriter, r *http.Request) { private.Add(1); page("Private")(w, r) })
+	// A second sitemap, named in robots.txt, redirects to the blacklisted
+	// name: the redirect is not followed.
+	var moved atomic.Int64
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "User-agent: *\nAllow: /\nSitemap: %s/moved.xml\nSitemap: %s/sitemap.xml\n", base, base)
+	})
+	mux.HandleFunc("/moved.xml", func(w http.ResponseWriter, r *http.Request) {
+		_, port, _ := strings.Cut(r.Host, ":")
+		http.Redirect(w, r, "http://localhost:"+port+"/real.xml", http.StatusMovedPermanently)
+	})
+	mux.HandleFunc("/real.xml", func(w http.ResponseWriter, r *http.Request) {
+		moved.Add(1)
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprintf(w, `<urlset><url><loc>%s/hidden</loc></url></urlset>`, base)
+	})
+	mux.HandleFunc("/hidden", page("Hidden"))
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
+		_, port, _ := strings.Cut(r.Host, ":")
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprintf(w, `<urlset><url><loc>%s/public</loc></url><url><loc>http://localhost:%s/private</loc></url><url><loc>https://cdn.malware-drop.example/x</loc></url></urlset>`, base, port)
+	})
+	site := httptest.NewServer(mux)
+	t.Cleanup(site.Close)
+	base = site.URL
+	f := newJobsFixture(t, "sqlite", fxOptions{threat: blocklist(t, "malware-drop.example")})
+	id := f.start(t, "/v2/crawl", `{"url":"`+site.URL+`/","allowExternalLinks":true,"limit":10,"scrapeOptions":{"threatProtection":{"blacklist":["localhost"]}}}`)
+	st := f.waitDone(t, "/v2/crawl/"+id)
+	if st["status"] != "completed" {
+		t.Fatalf("status %v", st)
+	}
+	urls := fmt.Sprint(f.docURLs(t, id))
+	if !strings.Contains(urls, site.URL+"/public") || strings.Contains(urls, "private") || strings.Contains(urls, "malware") {
+		t.Errorf("crawled %s", urls)
+	}
+	code, errs := f.send(t, http.MethodGet, "/v2/crawl/"+id+"/errors", fxKeyOne, "")
+	list, _ := errs["errors"].([]any)
+	blocked := map[string]bool{}
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		if m["code"] == "unsafe_domain_blocked" {
+			blocked[fmt.Sprint(m["url"])] = true
+		}
+	}
+	_, port, _ := strings.Cut(strings.TrimPrefix(site.URL, "http://"), ":")
+	if code != 200 || len(list) != 2 || !blocked["http://localhost:"+port+"/private"] || !blocked["https://cdn.malware-drop.example/x"] {
+		t.Errorf("errors: %d %v", code, errs)
+	}
+	if private.Load() != 0 || moved.Load() != 0 || strings.Contains(urls, "hidden") {
+		t.Errorf("the blacklisted host was fetched %d times (pages) and %d times (sitemap)", private.Load(), moved.Load())
+	}
 }
