@@ -350,7 +350,9 @@ func TestBatchAppendRacingCompletion(t *testing.T) {
 	if got := <-appended; got != "200 OK" {
 		t.Fatalf("append: %s", got)
 	}
-	st := f.waitStatus(t, path, "the appended page", func(m map[string]any) bool { return m["completed"] == float64(2) })
+	st := f.waitStatus(t, path, "the appended page", func(m map[string]any) bool {
+		return m["completed"] == float64(2) && m["status"] == "completed"
+	})
 	got := sourceURLs(t, dataOf(t, st))
 	sort.Strings(got)
 	if diff := cmp.Diff([]string{target + "/about", target + "/blog/"}, got); diff != "" || st["status"] != "completed" || st["total"] != float64(2) {
