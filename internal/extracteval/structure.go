@@ -31,16 +31,28 @@ var StructureKinds = []string{KindHeading, KindHeadingText, KindListItem, KindLi
 	KindTableRow, KindTableCell, KindCode, KindLink, KindLinkTarget}
 
 // Elements is the structure of one markdown text: kind -> key -> count.
-type Elements map[string]map[string]int
+type Elements struct {
+	m    map[string]map[string]int
+	base *url.URL // resolves link targets, when set
+}
 
-func (e Elements) add(kind, key string) {
+// Count is how many elements of kind have key.
+func (e Elements) Count(kind, key string) int { return e.m[kind][key] }
+
+// Keys is the multiset of kind's keys.
+func (e Elements) Keys(kind string) map[string]int { return e.m[kind] }
+
+func (e *Elements) add(kind, key string) {
 	if key == "" {
 		return
 	}
-	m := e[kind]
+	if e.m == nil {
+		e.m = map[string]map[string]int{}
+	}
+	m := e.m[kind]
 	if m == nil {
 		m = map[string]int{}
-		e[kind] = m
+		e.m[kind] = m
 	}
 	m[key]++
 }
@@ -68,11 +80,11 @@ func CompareStructure(got, want Elements) map[string]Tally {
 	out := make(map[string]Tally, len(StructureKinds))
 	for _, k := range StructureKinds {
 		var t Tally
-		for key, n := range got[k] {
+		for key, n := range got.m[k] {
 			t.Pred += n
-			t.Match += min(n, want[k][key])
+			t.Match += min(n, want.m[k][key])
 		}
-		for _, n := range want[k] {
+		for _, n := range want.m[k] {
 			t.Ref += n
 		}
 		out[k] = t
@@ -83,8 +95,16 @@ func CompareStructure(got, want Elements) map[string]Tally {
 // ParseStructure reads the headings, list items, table rows, fenced code
 // blocks and links of a markdown text (the subset of CommonMark/GFM the
 // ground truth and the converters write).
-func ParseStructure(md string) Elements {
+func ParseStructure(md string) Elements { return ParseStructureAt(md, "") }
+
+// ParseStructureAt is ParseStructure with link targets resolved against
+// pageURL (the ground truth keeps some links relative, the server writes
+// them absolute).
+func ParseStructureAt(md, pageURL string) Elements {
 	e := Elements{}
+	if u, err := url.Parse(pageURL); err == nil && u.Host != "" {
+		e.base = u
+	}
 	lines := strings.Split(strings.ReplaceAll(md, "\r\n", "\n"), "\n")
 	var (
 		fence       string // the open fence's marker, "" outside code
@@ -129,7 +149,7 @@ func ParseStructure(md string) Elements {
 			// An item may open with a heading or a task box.
 			text = strings.TrimPrefix(strings.TrimPrefix(text, "[ ] "), "[x] ")
 			if lvl, h := atxHeading(text); lvl > 0 {
-				addHeading(e, lvl, h)
+				addHeading(&e, lvl, h)
 				text = h
 			}
 			k := wordsKey(text)
@@ -137,7 +157,7 @@ func ParseStructure(md string) Elements {
 			if k != "" {
 				e.add(KindListNesting, strconv.Itoa(depth)+":"+k)
 			}
-			addLinks(e, text)
+			addLinks(&e, text)
 			prevText = false
 			continue
 		}
@@ -145,8 +165,8 @@ func ParseStructure(md string) Elements {
 			listIndents = listIndents[:0]
 		}
 		if lvl, h := atxHeading(t); lvl > 0 {
-			addHeading(e, lvl, h)
-			addLinks(e, h)
+			addHeading(&e, lvl, h)
+			addLinks(&e, h)
 			prevText = false
 			continue
 		}
@@ -155,7 +175,7 @@ func ParseStructure(md string) Elements {
 			if t[0] == '-' {
 				lvl = 2
 			}
-			addHeading(e, lvl, prevLine)
+			addHeading(&e, lvl, prevLine)
 			prevText = false
 			continue
 		}
@@ -171,12 +191,12 @@ func ParseStructure(md string) Elements {
 				if strings.Trim(strings.Join(keys, ""), " ") != "" {
 					e.add(KindTableRow, strings.Join(keys, " | "))
 				}
-				addLinks(e, t)
+				addLinks(&e, t)
 			}
 			prevText = false
 			continue
 		}
-		addLinks(e, t)
+		addLinks(&e, t)
 		prevText, prevLine = !isThematicBreak(t), t
 	}
 	if fence != "" {
@@ -185,7 +205,7 @@ func ParseStructure(md string) Elements {
 	return e
 }
 
-func addHeading(e Elements, level int, text string) {
+func addHeading(e *Elements, level int, text string) {
 	k := wordsKey(text)
 	if k == "" {
 		return
@@ -295,7 +315,7 @@ func wordsKey(s string) string { return strings.Join(words(inline(s)), " ") }
 
 // addLinks adds the links of one line of markdown (images are not links;
 // an image inside a link leaves its alt text out of the link's text).
-func addLinks(e Elements, s string) {
+func addLinks(e *Elements, s string) {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '\\':
@@ -316,6 +336,11 @@ func addLinks(e Elements, s string) {
 		}
 		if !image {
 			target := linkTarget(s[end+2 : close])
+			if target != "" && e.base != nil {
+				if u, err := e.base.Parse(target); err == nil {
+					target = u.String()
+				}
+			}
 			if target != "" {
 				text := wordsKey(s[i+1 : end])
 				e.add(KindLink, text+" -> "+target)
@@ -385,9 +410,9 @@ func WriteStructure(w io.Writer, title string, pages []Page, systems []Structure
 			continue
 		}
 		n++
-		want := ParseStructure(p.Markdown)
+		want := ParseStructureAt(p.Markdown, p.URL)
 		for si, sys := range systems {
-			for k, t := range CompareStructure(ParseStructure(sys.Markdown[p.ID]), want) {
+			for k, t := range CompareStructure(ParseStructureAt(sys.Markdown[p.ID], p.URL), want) {
 				acc := tallies[si][k]
 				acc.Match += t.Match
 				acc.Pred += t.Pred
