@@ -55,6 +55,7 @@ import (
 )
 
 func main() {
+	interact.RunChildIfRequested() // a code runner of an interact session
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()

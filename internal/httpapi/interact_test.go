@@ -60,6 +60,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	interact.RunChildIfRequested() // interact code runs in a child process of this binary
 	code := m.Run()
 	if interactPool != nil {
 		if err := interactPool.Close(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -119,6 +120,8 @@ type Manager struct {
 	live    map[string]*live // by session id
 	pending map[string]int   // sessions being opened, by team
 	opening int              // sessions being opened, in all
+	// runners bounds the code runner processes alive at once.
+	runners chan struct{}
 }
 
 // live is a session whose browser this process holds.
@@ -149,7 +152,8 @@ func New(cfg Config) *Manager {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{cfg: cfg, log: cfg.Log, now: cfg.Now, live: map[string]*live{}, pending: map[string]int{}}
+	return &Manager{cfg: cfg, log: cfg.Log, now: cfg.Now, live: map[string]*live{}, pending: map[string]int{},
+		runners: make(chan struct{}, max(2, 2*runtime.NumCPU()))}
 }
 
 // Profile names persistent browser storage for a session.

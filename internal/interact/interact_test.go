@@ -36,6 +36,7 @@ func testPool(t testing.TB) *browser.Pool {
 }
 
 func TestMain(m *testing.M) {
+	RunChildIfRequested() // code runs in a child process of this binary
 	code := m.Run()
 	if pool != nil {
 		if err := pool.Close(); err != nil {
@@ -206,8 +207,17 @@ func TestCodeFailures(t *testing.T) {
 		{"page loop", `await page.evaluate(() => { while (true) {} })`, time.Second, exitKilled, true, "timed out", 4 * time.Second},
 		{"memory", `let a = []; while (true) a.push('x'.repeat(1000) + a.length);`, 30 * time.Second, exitKilled, true, "memory", 20 * time.Second},
 		{"private", `await page.goto('file:///etc/passwd')`, 5 * time.Second, 1, false, "not an http(s) URL", 5 * time.Second},
+		// One built-in call allocating gigabytes, which no interrupt stops:
+		// the code runner process dies, not the server.
+		{"huge repeat", `console.log('x'.repeat(2**31).length)`, 10 * time.Second, exitKilled, true, "memory limit", 10 * time.Second},
+		{"huge fill", `console.log(new Array(1e9).fill(0).length)`, 10 * time.Second, exitKilled, true, "memory limit", 10 * time.Second},
+		{"doubling", `let s = 'x'; for (let i = 0; i < 40; i++) s = s + s;`, 10 * time.Second, exitKilled, true, "memory", 10 * time.Second},
+		{"output then timeout", `console.log('before'); while (true) {}`, time.Second, exitKilled, true, "timed out", 4 * time.Second},
 	}
 	for _, tt := range tests {
+		if raceBuild && strings.HasPrefix(tt.name, "huge") {
+			continue // the race detector's runner has no RLIMIT_DATA: these would take the machine's memory
+		}
 		start := time.Now()
 		res, err := m.Execute(ctx, rec, ExecParams{Language: "javascript", Code: tt.code, Timeout: tt.timeout})
 		if err != nil {
@@ -219,6 +229,10 @@ func TestCodeFailures(t *testing.T) {
 		if res.ExitCode != tt.exit || res.Killed != tt.killed || !strings.Contains(res.Stderr, tt.stderr) || res.Error == "" {
 			t.Errorf("%s: %+v; want exit %d killed %v stderr containing %q", tt.name, res, tt.exit, tt.killed, tt.stderr)
 		}
+	}
+	// What was printed before the timeout is kept.
+	if res, _ := m.Execute(ctx, rec, ExecParams{Code: `console.log('before'); while (true) {}`, Timeout: time.Second}); res.Stdout != "before\n" || !res.Killed {
+		t.Errorf("output before a timeout: %+v", res)
 	}
 	// The session still works after all that (a page loop was interrupted
 	// with the page's evaluation still running: the next one waits for

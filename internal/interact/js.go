@@ -20,7 +20,8 @@ import (
 
 // Code.
 //
-// Code runs in goja, a JavaScript interpreter inside the server process,
+// Code runs in goja, a JavaScript interpreter, in a child process of the
+// server (see child.go),
 // with no module loader, file system, network, timers or process access:
 // its only way out is the page object, bound to the session's tab, whose
 // requests pass the session's network guard. The code is the body of an
@@ -82,9 +83,14 @@ func (m *Manager) Execute(ctx context.Context, rec store.InteractSession, p Exec
 		return ExecResult{}, err
 	}
 	m.touch(ctx, l)
-	res := runJS(ctx, l.sess, p.Code, p.Timeout, m.jsMemory())
-	m.touch(ctx, l)
-	return res, nil
+	defer m.touch(ctx, l)
+	select {
+	case m.runners <- struct{}{}:
+	case <-ctx.Done():
+		return ExecResult{}, ctx.Err()
+	}
+	defer func() { <-m.runners }()
+	return runChild(ctx, l.sess, p.Code, p.Timeout, m.jsMemory())
 }
 
 func (m *Manager) jsMemory() uint64 {

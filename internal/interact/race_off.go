@@ -1,0 +1,5 @@
+//go:build !race
+
+package interact
+
+const raceBuild = false
