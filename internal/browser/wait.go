@@ -61,9 +61,14 @@ const instrumentScript = `(() => {
   // Everything happens in this tab, where the request guard sees it: no
   // popups, and links and forms aimed at another window open here.
   window.open = function open() { return null; };
+  // The page's own target comes back once the click or submit is done, so
+  // that the HTML read after it is the page's.
   const here = (e) => {
     const el = e.target && e.target.closest ? e.target.closest('a[target], area[target], form[target]') : null;
-    if (el && !/^_(self|parent|top)$/i.test(el.target)) el.target = '_self';
+    if (!el || /^_(self|parent|top)$/i.test(el.target)) return;
+    const was = el.getAttribute('target');
+    el.target = '_self';
+    st.call(window, () => { if (el.getAttribute('target') === '_self') el.setAttribute('target', was); }, 0);
   };
   document.addEventListener('click', here, true);
   document.addEventListener('submit', here, true);
