@@ -392,30 +392,70 @@ func (c *Client) call(ctx context.Context, req Request, jr *JSONRequest) (*Respo
 		return nil, fmt.Errorf("llm: encode request: %w", err)
 	}
 
+	var resp *Response
+	attempts, err := c.send(ctx, req.Purpose, start, payload, func(b []byte) error {
+		var perr error
+		resp, perr = parseChatAnswer(b)
+		return perr
+	})
+	if attempts == 0 {
+		return nil, err
+	}
+	if err != nil {
+		resp = nil
+	}
+	if resp != nil && resp.Usage.TotalTokens == 0 && resp.Usage.PromptTokens == 0 {
+		resp.Usage = estimateUsage(req.Messages, resp.Content)
+	}
+	var (
+		used  Usage
+		attrs []any
+	)
+	if resp != nil {
+		used = resp.Usage
+		attrs = []any{"prompt_tokens", resp.Usage.PromptTokens, "completion_tokens", resp.Usage.CompletionTokens,
+			"tokens_estimated", resp.Usage.Estimated}
+	}
+	if err := c.finish(ctx, req.Purpose, start, attempts, err, used, attrs...); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// send posts payload to the endpoint holding one of the client's
+// concurrency slots, and retries a failure wrapping ErrUnavailable (after
+// the backoff, while the context leaves time for it) up to the client's
+// retries. read gets the body of each 200 answer; an ErrUnavailable it
+// returns is retried like a failed request. attempts is 0 when no slot
+// came free before ctx ended: that failure is already observed for the
+// metrics and is not to be logged or observed again.
+func (c *Client) send(ctx context.Context, purpose string, start time.Time, payload []byte, read func(body []byte) error) (attempts int, err error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
 		// No slot came free in time: a call that failed, for the metrics.
 		err = c.ctxErr(ctx, nil)
-		c.observe(req.Purpose, err, time.Since(start), Usage{})
-		return nil, err
+		c.observe(purpose, err, time.Since(start), Usage{})
+		return 0, err
 	}
 	defer func() { <-c.sem }()
 
-	var (
-		resp     *Response
-		attempts int
-	)
 	for {
 		attempts++
-		var retryAfter time.Duration
-		resp, retryAfter, err = c.once(ctx, payload)
-		if err == nil || !errors.Is(err, ErrUnavailable) || attempts > c.retries {
-			break
+		var (
+			wait time.Duration
+			body []byte
+		)
+		body, wait, err = c.post(ctx, payload)
+		if err == nil {
+			err = read(body)
 		}
-		delay := c.backoff(attempts, retryAfter)
+		if err == nil || !errors.Is(err, ErrUnavailable) || attempts > c.retries {
+			return attempts, err
+		}
+		delay := c.backoff(attempts, wait)
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
-			break // no time left to wait and try again
+			return attempts, err // no time left to wait and try again
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -425,34 +465,30 @@ func (c *Client) call(ctx context.Context, req Request, jr *JSONRequest) (*Respo
 			err = c.ctxErr(ctx, err)
 		}
 		if ctx.Err() != nil {
-			break
+			return attempts, err
 		}
 	}
-	if resp != nil && resp.Usage.TotalTokens == 0 && resp.Usage.PromptTokens == 0 {
-		resp.Usage = estimateUsage(req.Messages, resp.Content)
-	}
-	took := time.Since(start)
-	var u Usage
-	if resp != nil && err == nil {
-		u = resp.Usage
-	}
-	c.observe(req.Purpose, err, took, u)
-	attrs := []any{"model", c.model, "purpose", req.Purpose, "attempts", attempts, "ms", took.Milliseconds()}
-	if resp != nil {
-		attrs = append(attrs, "prompt_tokens", resp.Usage.PromptTokens, "completion_tokens", resp.Usage.CompletionTokens,
-			"tokens_estimated", resp.Usage.Estimated)
-	}
-	if err != nil {
-		c.log.WarnContext(ctx, "llm call failed", append(attrs, "err", err)...)
-		return nil, err
-	}
-	c.log.InfoContext(ctx, "llm call", attrs...)
-	return resp, nil
 }
 
-// once sends one HTTP request. A retryable failure wraps ErrUnavailable and
-// may carry the server's Retry-After.
-func (c *Client) once(ctx context.Context, payload []byte) (*Response, time.Duration, error) {
+// finish observes a finished call (used: the tokens it counts) for the
+// metrics and logs it once, with attrs after the common ones. It returns
+// err.
+func (c *Client) finish(ctx context.Context, purpose string, start time.Time, attempts int, err error, used Usage, attrs ...any) error {
+	took := time.Since(start)
+	c.observe(purpose, err, took, used)
+	attrs = append([]any{"model", c.model, "purpose", purpose, "attempts", attempts, "ms", took.Milliseconds()}, attrs...)
+	if err != nil {
+		c.log.WarnContext(ctx, "llm call failed", append(attrs, "err", err)...)
+		return err
+	}
+	c.log.InfoContext(ctx, "llm call", attrs...)
+	return nil
+}
+
+// post sends one request and returns the body of a 200 answer. A
+// retryable failure wraps ErrUnavailable and may carry the server's
+// Retry-After.
+func (c *Client) post(ctx context.Context, payload []byte) ([]byte, time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, c.callMax)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, c.url, bytes.NewReader(payload))
@@ -485,12 +521,17 @@ func (c *Client) once(ctx context.Context, payload []byte) (*Response, time.Dura
 	case hresp.StatusCode != http.StatusOK:
 		return nil, 0, fmt.Errorf("%w: HTTP %d: %s", ErrRejected, hresp.StatusCode, truncate(string(b), 500))
 	}
+	return b, 0, nil
+}
+
+// parseChatAnswer reads a chat completion's text answer.
+func parseChatAnswer(b []byte) (*Response, error) {
 	var cr chatResponse
 	if err := json.Unmarshal(b, &cr); err != nil {
-		return nil, 0, fmt.Errorf("%w: answer is not a chat completion: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: answer is not a chat completion: %v", ErrUnavailable, err)
 	}
 	if len(cr.Choices) == 0 {
-		return nil, 0, fmt.Errorf("%w: answer has no choices", ErrUnavailable)
+		return nil, fmt.Errorf("%w: answer has no choices", ErrUnavailable)
 	}
 	ch := cr.Choices[0]
 	out := &Response{}
@@ -498,15 +539,23 @@ func (c *Client) once(ctx context.Context, payload []byte) (*Response, time.Dura
 	case ch.Message.Content != nil:
 		out.Content = *ch.Message.Content
 	case ch.Message.Refusal != nil:
-		return nil, 0, fmt.Errorf("%w: the model refused: %s", ErrRejected, truncate(*ch.Message.Refusal, 300))
+		return nil, fmt.Errorf("%w: the model refused: %s", ErrRejected, truncate(*ch.Message.Refusal, 300))
 	}
-	if cr.Usage != nil {
-		out.Usage = *cr.Usage
-		if out.Usage.TotalTokens == 0 {
-			out.Usage.TotalTokens = out.Usage.PromptTokens + out.Usage.CompletionTokens
-		}
+	out.Usage = reportedUsage(cr.Usage)
+	return out, nil
+}
+
+// reportedUsage is the usage the endpoint reported (zero when it sent
+// none), with the total filled in when it left it out.
+func reportedUsage(u *Usage) Usage {
+	if u == nil {
+		return Usage{}
 	}
-	return out, 0, nil
+	out := *u
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.PromptTokens + out.CompletionTokens
+	}
+	return out
 }
 
 // ctxErr turns a finished caller context into ErrTimeout (deadline) or the

@@ -1,13 +1,9 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"time"
 )
 
@@ -151,62 +147,33 @@ func (c *Client) CompleteTools(ctx context.Context, req ToolRequest) (*ToolRespo
 	if err != nil {
 		return nil, fmt.Errorf("llm: encode request: %w", err)
 	}
-	select {
-	case c.sem <- struct{}{}:
-	case <-ctx.Done():
-		err := c.ctxErr(ctx, nil)
-		c.observe(req.Purpose, err, time.Since(start), Usage{})
+	// The answer is parsed once the retries are over: a malformed one is
+	// not retried (unlike a text completion's).
+	var raw []byte
+	attempts, err := c.send(ctx, req.Purpose, start, payload, func(b []byte) error {
+		raw = b
+		return nil
+	})
+	if attempts == 0 {
 		return nil, err
-	}
-	defer func() { <-c.sem }()
-
-	var (
-		raw      []byte
-		attempts int
-	)
-	for {
-		attempts++
-		var wait time.Duration
-		raw, wait, err = c.post(ctx, payload)
-		if err == nil || !errors.Is(err, ErrUnavailable) || attempts > c.retries {
-			break
-		}
-		delay := c.backoff(attempts, wait)
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < delay {
-			break
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			err = c.ctxErr(ctx, err)
-		}
-		if ctx.Err() != nil {
-			break
-		}
 	}
 	var resp *ToolResponse
 	if err == nil {
 		resp, err = parseToolAnswer(raw)
 	}
-	attrs := []any{"model", c.model, "purpose", req.Purpose, "attempts", attempts, "ms", time.Since(start).Milliseconds()}
-	var used Usage
+	var (
+		used  Usage
+		attrs []any
+	)
 	if resp != nil {
 		if resp.Usage.TotalTokens == 0 && resp.Usage.PromptTokens == 0 {
 			resp.Usage = estimateToolUsage(req.Messages, resp)
 		}
 		used = resp.Usage
-		attrs = append(attrs, "prompt_tokens", resp.Usage.PromptTokens, "completion_tokens", resp.Usage.CompletionTokens,
-			"tool_calls", len(resp.ToolCalls))
+		attrs = []any{"prompt_tokens", resp.Usage.PromptTokens, "completion_tokens", resp.Usage.CompletionTokens,
+			"tool_calls", len(resp.ToolCalls)}
 	}
-	c.observe(req.Purpose, err, time.Since(start), used)
-	if err != nil {
-		c.log.WarnContext(ctx, "llm call failed", append(attrs, "err", err)...)
-		return resp, err
-	}
-	c.log.InfoContext(ctx, "llm call", attrs...)
-	return resp, nil
+	return resp, c.finish(ctx, req.Purpose, start, attempts, err, used, attrs...)
 }
 
 // parseToolAnswer reads a chat completion with tool calls.
@@ -223,56 +190,12 @@ func parseToolAnswer(b []byte) (*ToolResponse, error) {
 	if ch.Message.Content != nil {
 		out.Content = *ch.Message.Content
 	}
-	if cr.Usage != nil {
-		out.Usage = *cr.Usage
-		if out.Usage.TotalTokens == 0 {
-			out.Usage.TotalTokens = out.Usage.PromptTokens + out.Usage.CompletionTokens
-		}
-	}
+	out.Usage = reportedUsage(cr.Usage)
 	if ch.Message.Refusal != nil && *ch.Message.Refusal != "" && len(out.ToolCalls) == 0 {
 		out.Refusal = *ch.Message.Refusal
 		return out, fmt.Errorf("%w: %s", ErrRefused, truncate(out.Refusal, 300))
 	}
 	return out, nil
-}
-
-// post sends one request and returns the body of a 200 answer. A
-// retryable failure wraps ErrUnavailable and may carry the server's
-// Retry-After.
-func (c *Client) post(ctx context.Context, payload []byte) ([]byte, time.Duration, error) {
-	cctx, cancel := context.WithTimeout(ctx, c.callMax)
-	defer cancel()
-	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, c.url, bytes.NewReader(payload))
-	if err != nil {
-		return nil, 0, fmt.Errorf("llm: build request: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
-	if c.key != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.key)
-	}
-	hresp, err := c.hc.Do(hreq)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, 0, c.ctxErr(ctx, err)
-		}
-		return nil, 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	defer hresp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(hresp.Body, 8<<20))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, 0, c.ctxErr(ctx, err)
-		}
-		return nil, 0, fmt.Errorf("%w: read answer: %v", ErrUnavailable, err)
-	}
-	switch {
-	case hresp.StatusCode == http.StatusTooManyRequests || hresp.StatusCode >= 500:
-		return nil, retryAfter(hresp.Header.Get("Retry-After")), fmt.Errorf("%w: HTTP %d: %s", ErrUnavailable, hresp.StatusCode, truncate(string(b), 200))
-	case hresp.StatusCode != http.StatusOK:
-		return nil, 0, fmt.Errorf("%w: HTTP %d: %s", ErrRejected, hresp.StatusCode, truncate(string(b), 500))
-	}
-	return b, 0, nil
 }
 
 // estimateToolUsage counts tokens from the text when the endpoint
