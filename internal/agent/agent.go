@@ -126,7 +126,7 @@ func (r *Runner) Bind(q Enqueuer) { r.q = q }
 // Register adds the Runner's workers to w.
 func (r *Runner) Register(w *river.Workers) {
 	river.AddWorker(w, &stepWorker{r: r})
-	river.AddWorker(w, &webhookWorker{r: r})
+	river.AddWorker(w, webhook.NewWorker[webhookArgs](r.cfg.Webhooks, r.cfg.Log, "agent webhook delivery failed"))
 	river.AddWorker(w, &purgeWorker{r: r})
 }
 

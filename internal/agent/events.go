@@ -230,42 +230,11 @@ type webhookArgs struct {
 	Body  json.RawMessage `json:"body"`
 }
 
-func (webhookArgs) Kind() string { return "agent_webhook" }
-func (webhookArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: queue.Control, MaxAttempts: webhook.MaxAttempts}
-}
+func (webhookArgs) Kind() string                 { return "agent_webhook" }
+func (webhookArgs) InsertOpts() river.InsertOpts { return webhook.DeliveryInsertOpts() }
 
-type webhookWorker struct {
-	river.WorkerDefaults[webhookArgs]
-	r *Runner
-}
-
-// Work delivers one webhook; failures a retry may fix are retried on the
-// webhook backoff schedule.
-func (w *webhookWorker) Work(ctx context.Context, job *river.Job[webhookArgs]) error {
-	if w.r.cfg.Webhooks == nil {
-		return nil
-	}
-	err := w.r.cfg.Webhooks.Send(ctx, job.Args.Spec, job.Args.Body)
-	if err == nil {
-		return nil
-	}
-	w.r.cfg.Log.WarnContext(ctx, "agent webhook delivery failed", "run_id", job.Args.Run, "event", job.Args.Event,
-		"attempt", job.Attempt, "err", err)
-	if webhook.Permanent(err) {
-		return river.JobCancel(err)
-	}
-	return err
-}
-
-// NextRetry follows the webhook backoff schedule.
-func (w *webhookWorker) NextRetry(job *river.Job[webhookArgs]) time.Time {
-	return time.Now().Add(webhook.Backoff(job.Attempt))
-}
-
-// Timeout bounds a delivery a little above the sender's own deadline.
-func (w *webhookWorker) Timeout(*river.Job[webhookArgs]) time.Duration {
-	return webhook.DefaultTimeout + 5*time.Second
+func (a webhookArgs) Delivery() (webhook.Spec, []byte, []any) {
+	return a.Spec, a.Body, []any{"run_id", a.Run, "event", a.Event}
 }
 
 // notify queues the delivery of ev when the run has a webhook that wants

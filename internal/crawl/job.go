@@ -138,7 +138,11 @@ func (r *Runner) Bind(q Enqueuer) { r.q = q }
 func (r *Runner) Register(w *river.Workers) {
 	river.AddWorker(w, &kickoffWorker{r: r})
 	river.AddWorker(w, &pageWorker{r: r})
-	river.AddWorker(w, &webhookWorker{r: r})
+	var sender webhook.Poster // a nil *webhook.Sender must stay a nil Poster
+	if r.cfg.Webhooks != nil {
+		sender = r.cfg.Webhooks
+	}
+	river.AddWorker(w, webhook.NewWorker[webhookArgs](sender, r.cfg.Log, "webhook delivery failed"))
 	river.AddWorker(w, &purgeWorker{r: r})
 }
 

@@ -52,9 +52,11 @@ type webhookArgs struct {
 	Body  json.RawMessage `json:"body"`
 }
 
-func (webhookArgs) Kind() string { return "webhook" }
-func (webhookArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: queue.Control, MaxAttempts: webhook.MaxAttempts}
+func (webhookArgs) Kind() string                 { return "webhook" }
+func (webhookArgs) InsertOpts() river.InsertOpts { return webhook.DeliveryInsertOpts() }
+
+func (a webhookArgs) Delivery() (webhook.Spec, []byte, []any) {
+	return a.Spec, a.Body, []any{"job_id", a.Job, "event", a.Event}
 }
 
 // purgeArgs delete expired jobs.
@@ -72,11 +74,6 @@ type kickoffWorker struct {
 
 type pageWorker struct {
 	river.WorkerDefaults[pageArgs]
-	r *Runner
-}
-
-type webhookWorker struct {
-	river.WorkerDefaults[webhookArgs]
 	r *Runner
 }
 
@@ -534,34 +531,6 @@ func (r *Runner) progress(ctx context.Context, c *cachedJob) {
 	}
 	r.cfg.Log.InfoContext(ctx, "job progress", "job_id", j.ID, "kind", j.Kind, "done", j.Completed,
 		"total", j.Total, "pages_per_s", float64(pages)/since.Seconds())
-}
-
-// Work delivers one webhook; failures that a retry may fix are retried on
-// the webhook backoff schedule, others are dropped.
-func (w *webhookWorker) Work(ctx context.Context, job *river.Job[webhookArgs]) error {
-	if w.r.cfg.Webhooks == nil {
-		return nil
-	}
-	err := w.r.cfg.Webhooks.Send(ctx, job.Args.Spec, job.Args.Body)
-	if err == nil {
-		return nil
-	}
-	w.r.cfg.Log.WarnContext(ctx, "webhook delivery failed", "job_id", job.Args.Job, "event", job.Args.Event,
-		"attempt", job.Attempt, "err", err)
-	if webhook.Permanent(err) {
-		return river.JobCancel(err)
-	}
-	return err
-}
-
-// NextRetry follows the webhook backoff schedule.
-func (w *webhookWorker) NextRetry(job *river.Job[webhookArgs]) time.Time {
-	return time.Now().Add(webhook.Backoff(job.Attempt))
-}
-
-// Timeout bounds a delivery a little above the sender's own deadline.
-func (w *webhookWorker) Timeout(*river.Job[webhookArgs]) time.Duration {
-	return webhook.DefaultTimeout + 5*time.Second
 }
 
 // Work deletes expired jobs and their results.

@@ -125,7 +125,7 @@ func (r *Runner) Bind(q Enqueuer) { r.q = q }
 // Register adds the monitor workers.
 func (r *Runner) Register(w *river.Workers) {
 	river.AddWorker(w, &checkWorker{r: r})
-	river.AddWorker(w, &webhookWorker{r: r})
+	river.AddWorker(w, webhook.NewWorker[webhookArgs](r.cfg.Webhooks, r.cfg.Log, "monitor: webhook delivery failed"))
 }
 
 func (r *Runner) now() time.Time { return r.cfg.Now().UTC().Truncate(time.Microsecond) }
@@ -158,9 +158,11 @@ type webhookArgs struct {
 	Body  json.RawMessage `json:"body"`
 }
 
-func (webhookArgs) Kind() string { return "monitor_webhook" }
-func (webhookArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: queue.Control, MaxAttempts: webhook.MaxAttempts}
+func (webhookArgs) Kind() string                 { return "monitor_webhook" }
+func (webhookArgs) InsertOpts() river.InsertOpts { return webhook.DeliveryInsertOpts() }
+
+func (a webhookArgs) Delivery() (webhook.Spec, []byte, []any) {
+	return a.Spec, a.Body, []any{"check_id", a.Check, "event", a.Event}
 }
 
 // Scheduling bounds.
@@ -285,36 +287,6 @@ func (w *checkWorker) Work(ctx context.Context, job *river.Job[checkArgs]) error
 		}
 	}
 	return err
-}
-
-type webhookWorker struct {
-	river.WorkerDefaults[webhookArgs]
-	r *Runner
-}
-
-func (w *webhookWorker) Work(ctx context.Context, job *river.Job[webhookArgs]) error {
-	if w.r.cfg.Webhooks == nil {
-		return nil
-	}
-	err := w.r.cfg.Webhooks.Send(ctx, job.Args.Spec, job.Args.Body)
-	if err == nil {
-		return nil
-	}
-	w.r.cfg.Log.WarnContext(ctx, "monitor: webhook delivery failed", "check_id", job.Args.Check,
-		"event", job.Args.Event, "attempt", job.Attempt, "err", err)
-	if webhook.Permanent(err) {
-		return river.JobCancel(err)
-	}
-	return err
-}
-
-// NextRetry follows the webhook backoff schedule.
-func (w *webhookWorker) NextRetry(job *river.Job[webhookArgs]) time.Time {
-	return time.Now().Add(webhook.Backoff(job.Attempt))
-}
-
-func (w *webhookWorker) Timeout(*river.Job[webhookArgs]) time.Duration {
-	return webhook.DefaultTimeout + 5*time.Second
 }
 
 // notify queues one webhook delivery when the monitor has a webhook that

@@ -1,0 +1,78 @@
+package webhook
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/firegate/firegate/internal/queue"
+)
+
+// Queued deliveries: the jobs runner, agent runs and monitors queue each
+// event's body as River job arguments of their own type and deliver it
+// with one Worker, retried on the Backoff schedule.
+
+// Delivery is the River job arguments of one queued webhook body. Each
+// owner keeps its own type: its Kind and the name of the field that says
+// whose event it is are stored with the queued jobs.
+type Delivery interface {
+	river.JobArgs
+	// Delivery returns the spec and body to send and the key/value pairs
+	// that name the delivery in the log.
+	Delivery() (spec Spec, body []byte, attrs []any)
+}
+
+// DeliveryInsertOpts are the insert options of a Delivery: the control
+// queue, at most MaxAttempts attempts.
+func DeliveryInsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: queue.Control, MaxAttempts: MaxAttempts}
+}
+
+// Poster sends one webhook body; *Sender implements it.
+type Poster interface {
+	Send(ctx context.Context, spec Spec, body []byte) error
+}
+
+// Worker delivers queued bodies of T. A failure a retry may fix is retried
+// on the Backoff schedule; a permanent one cancels the job.
+type Worker[T Delivery] struct {
+	river.WorkerDefaults[T]
+	sender  Poster
+	log     *slog.Logger
+	failMsg string
+}
+
+// NewWorker returns a Worker sending with sender (nil: queued bodies are
+// dropped) that logs a failed attempt as failMsg.
+func NewWorker[T Delivery](sender Poster, log *slog.Logger, failMsg string) *Worker[T] {
+	return &Worker[T]{sender: sender, log: log, failMsg: failMsg}
+}
+
+// Work delivers one body.
+func (w *Worker[T]) Work(ctx context.Context, job *river.Job[T]) error {
+	if w.sender == nil {
+		return nil
+	}
+	spec, body, attrs := job.Args.Delivery()
+	err := w.sender.Send(ctx, spec, body)
+	if err == nil {
+		return nil
+	}
+	w.log.WarnContext(ctx, w.failMsg, append(attrs, "attempt", job.Attempt, "err", err)...)
+	if Permanent(err) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+// NextRetry follows the Backoff schedule.
+func (w *Worker[T]) NextRetry(job *river.Job[T]) time.Time {
+	return time.Now().Add(Backoff(job.Attempt))
+}
+
+// Timeout bounds a delivery a little above the sender's own deadline.
+func (w *Worker[T]) Timeout(*river.Job[T]) time.Duration {
+	return DefaultTimeout + 5*time.Second
+}
