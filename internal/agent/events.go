@@ -240,16 +240,13 @@ func (a webhookArgs) Delivery() (webhook.Spec, []byte, []any) {
 // notify queues the delivery of ev when the run has a webhook that wants
 // it.
 func (r *Runner) notify(ctx context.Context, runID string, spec *webhook.Spec, ev webhook.Event) {
-	if spec == nil || spec.IsZero() || !spec.Wants(ev.Type) || r.cfg.Webhooks == nil || r.q == nil {
+	if r.cfg.Webhooks == nil || r.q == nil {
 		return
 	}
-	body, err := webhook.Envelope(*spec, ev, uuid.NewString())
+	err := webhook.Enqueue(ctx, r.q, spec, ev, uuid.NewString(), nil, func(body []byte) webhook.Delivery {
+		return webhookArgs{Run: runID, Event: ev.Type, Spec: *spec, Body: body}
+	})
 	if err != nil {
-		r.cfg.Log.ErrorContext(ctx, "agent webhook envelope", "run_id", runID, "event", ev.Type, "err", err)
-		return
-	}
-	args := webhookArgs{Run: runID, Event: ev.Type, Spec: *spec, Body: body}
-	if err := r.q.Insert(context.WithoutCancel(ctx), args, nil); err != nil {
 		r.cfg.Log.ErrorContext(ctx, "agent: queue webhook", "run_id", runID, "event", ev.Type, "err", err)
 	}
 }

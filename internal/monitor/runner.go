@@ -292,12 +292,7 @@ func (w *checkWorker) Work(ctx context.Context, job *river.Job[checkArgs]) error
 // notify queues one webhook delivery when the monitor has a webhook that
 // wants the event.
 func (r *Runner) notify(ctx context.Context, spec *webhook.Spec, event, checkID string, success bool, data any) {
-	if spec == nil || spec.IsZero() || !spec.Wants(event) || r.cfg.Webhooks == nil || r.q == nil {
-		return
-	}
-	body, err := webhook.Envelope(*spec, webhook.Event{Type: event, JobID: checkID, Success: success, Data: []any{data}}, newID())
-	if err != nil {
-		r.cfg.Log.ErrorContext(ctx, "monitor: webhook envelope", "check_id", checkID, "err", err)
+	if r.cfg.Webhooks == nil || r.q == nil {
 		return
 	}
 	var opts *river.InsertOpts
@@ -305,7 +300,11 @@ func (r *Runner) notify(ctx context.Context, spec *webhook.Spec, event, checkID 
 		// After the page events queued before it.
 		opts = &river.InsertOpts{ScheduledAt: time.Now().Add(time.Second)}
 	}
-	if err := r.q.Insert(context.WithoutCancel(ctx), webhookArgs{Check: checkID, Event: event, Spec: *spec, Body: body}, opts); err != nil {
+	ev := webhook.Event{Type: event, JobID: checkID, Success: success, Data: []any{data}}
+	err := webhook.Enqueue(ctx, r.q, spec, ev, newID(), opts, func(body []byte) webhook.Delivery {
+		return webhookArgs{Check: checkID, Event: event, Spec: *spec, Body: body}
+	})
+	if err != nil {
 		r.cfg.Log.ErrorContext(ctx, "monitor: queue webhook", "check_id", checkID, "event", event, "err", err)
 	}
 }

@@ -30,6 +30,28 @@ func DeliveryInsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: queue.Control, MaxAttempts: MaxAttempts}
 }
 
+// Inserter queues River jobs.
+type Inserter interface {
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) error
+}
+
+// Enqueue builds the envelope of ev for spec (webhookID names the
+// delivery) and queues the delivery args makes of that body, with opts
+// (nil: the Delivery's own), detached from ctx's cancellation so the last
+// event of a finishing job is not lost with it. It does nothing when spec
+// is nil, has no URL or does not want ev.
+func Enqueue(ctx context.Context, q Inserter, spec *Spec, ev Event, webhookID string, opts *river.InsertOpts,
+	args func(body []byte) Delivery) error {
+	if spec == nil || spec.IsZero() || !spec.Wants(ev.Type) {
+		return nil
+	}
+	body, err := Envelope(*spec, ev, webhookID)
+	if err != nil {
+		return err
+	}
+	return q.Insert(context.WithoutCancel(ctx), args(body), opts)
+}
+
 // Poster sends one webhook body; *Sender implements it.
 type Poster interface {
 	Send(ctx context.Context, spec Spec, body []byte) error
