@@ -454,6 +454,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Interact:         sessions,
 		Catalog:          catalogOpts,
 		CatalogKeys:      catalogKeys,
+		Activity:         activityStore(st),
 		Log:              log,
 	})
 
@@ -765,4 +766,13 @@ func openSearch(cfg Config, log *slog.Logger) (httpapi.Searcher, error) {
 	}
 	log.Info("search engine configured", "searxng_endpoint", cfg.SearxngEndpoint)
 	return search.New(b, search.Options{}, log), nil
+}
+
+// activityStore is the store's activity table for GET /v2/team/activity
+// (both stores have one).
+func activityStore(st store.Store) store.ActivityStore {
+	if as, ok := st.(store.ActivityStore); ok {
+		return as
+	}
+	return nil
 }

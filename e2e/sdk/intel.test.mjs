@@ -88,3 +88,21 @@ test("branding from the rendered page", { skip: process.env.HAS_BROWSER !== "1" 
   for (const v of Object.values(b.colors)) if (v !== null) assert.match(v, /^#[0-9a-f]{6}$/);
   assert.equal(doc.metadata.creditsUsed, 1);
 });
+
+test("auditMetadata is recorded in GET /v2/team/activity", async () => {
+  await app().scrape(process.env.SHOP_URL, { formats: ["markdown"], auditMetadata: { username: "jane@corp.example" } });
+  const res = await fetch(process.env.API_URL + "/v2/team/activity?endpoint=scrape&limit=1", {
+    headers: { Authorization: "Bearer " + process.env.API_KEY },
+  });
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.equal(body.success, true);
+  assert.equal(body.has_more, true);
+  assert.equal(typeof body.cursor, "string");
+  const [last] = body.data;
+  assert.equal(last.endpoint, "scrape");
+  assert.equal(last.api_version, "v2");
+  assert.equal(last.target, process.env.SHOP_URL);
+  assert.deepEqual(last.auditMetadata, { username: "jane@corp.example" });
+  assert.ok(Date.now() - Date.parse(last.created_at) < 60000, last.created_at);
+});

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -128,6 +129,7 @@ func (s *Server) handleBatchScrape(w http.ResponseWriter, r *http.Request) error
 	if err := s.rateLimited(ctx, team, limits.ClassCrawl); err != nil {
 		return err
 	}
+	s.recordActivity(r, team, "batch_scrape", batchTarget(req.URLs), req.Options.Scrape.AuditMetadata, req.ZDR || req.Options.Scrape.ZeroDataRetention)
 	if err := s.checkCredits(ctx, team, billing.MinimumForCount(len(req.URLs))); err != nil {
 		return err
 	}
@@ -160,4 +162,16 @@ func (s *Server) handleBatchScrape(w http.ResponseWriter, r *http.Request) error
 		"job_id", resp.ID, "urls", len(req.URLs))
 	writeJSON(w, http.StatusOK, resp)
 	return nil
+}
+
+// batchTarget is a batch's target in the team's activity: its first URL,
+// and how many more there are.
+func batchTarget(urls []string) string {
+	switch len(urls) {
+	case 0:
+		return ""
+	case 1:
+		return urls[0]
+	}
+	return fmt.Sprintf("%s (+%d more)", urls[0], len(urls)-1)
 }

@@ -216,6 +216,7 @@ func (s *Server) handleCrawl(w http.ResponseWriter, r *http.Request) error {
 	if err := s.rateLimited(ctx, team, limits.ClassCrawl); err != nil {
 		return err
 	}
+	s.recordActivity(r, team, "crawl", req.URL, req.Options.Scrape.AuditMetadata, req.ZDR || req.Options.Scrape.ZeroDataRetention)
 	if err := s.checkCredits(ctx, team, 1); err != nil {
 		return err
 	}

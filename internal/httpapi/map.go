@@ -214,6 +214,7 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) error {
 	if err := s.rateLimited(ctx, team, limits.ClassMap); err != nil {
 		return err
 	}
+	s.recordActivity(r, team, "map", req.Options.URL, req.Audit, false)
 	if err := s.checkCredits(ctx, team, billing.MinMap); err != nil {
 		return err
 	}

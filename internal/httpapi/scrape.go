@@ -48,6 +48,7 @@ func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
 	if err := s.rateLimited(ctx, team, limits.ClassScrape); err != nil {
 		return err
 	}
+	s.recordActivity(r, team, "scrape", opts.URL, opts.AuditMetadata, opts.ZeroDataRetention)
 	if err := s.checkCredits(ctx, team, billing.MinScrape); err != nil {
 		return err
 	}

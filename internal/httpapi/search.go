@@ -521,6 +521,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err := s.rateLimited(ctx, team, limits.ClassSearch); err != nil {
 		return err
 	}
+	s.recordActivity(r, team, "search", req.Query, req.Scrape.AuditMetadata, req.ZDR)
 	if err := s.checkCredits(ctx, team, billing.MinimumForCount(req.Limit)); err != nil {
 		return err
 	}

@@ -116,7 +116,10 @@ type Deps struct {
 	// their x-request-id keys; nil: keys are echoed but not kept.
 	Catalog     *catalog.Options
 	CatalogKeys *catalog.Keys
-	Log         *slog.Logger
+	// Activity keeps the teams' requests for GET /v2/team/activity; nil
+	// keeps none and the route answers 501.
+	Activity store.ActivityStore
+	Log      *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -159,7 +162,11 @@ type Server struct {
 	replays        replays
 	catalog        *catalog.Service
 	catalogKeys    *catalog.Keys
-	lastOK         sync.Map // team id -> time.Time of the last successful scrape
+	activity       store.ActivityStore
+	// activityCleaned is when expired activities were last deleted (Unix
+	// ns).
+	activityCleaned atomic.Int64
+	lastOK          sync.Map // team id -> time.Time of the last successful scrape
 }
 
 // New builds the server and its routes.
@@ -169,7 +176,7 @@ func New(d Deps) *Server {
 		jobs: d.Jobs, jobStore: d.JobStore, agents: d.Agents, monitors: d.Monitors, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
 		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model,
-		threat:   d.Threat,
+		threat: d.Threat, activity: d.Activity,
 		interact: d.Interact, replays: replays{c: d.Results, now: time.Now}}
 	s.catalogKeys = d.CatalogKeys
 	if d.Catalog != nil {
@@ -228,6 +235,7 @@ func New(d Deps) *Server {
 		r.Get("/team/token-usage/historical", s.handle(s.handleTokenHistory))
 		r.Get("/concurrency-check", s.handle(s.handleConcurrencyCheck))
 		r.Get("/team/queue-status", s.handle(s.handleQueueStatus))
+		r.Get("/team/activity", s.handle(s.handleActivity))
 		for _, p := range notImplemented {
 			if d.Jobs != nil && d.JobStore != nil && isJobRoute(p) {
 				continue
@@ -271,7 +279,6 @@ var notImplemented = []string{
 	"/parse/*",
 	"/interact", "/interact/*", "/browser", "/browser/*",
 	"/monitor", "/monitor/*",
-	"/team/activity",
 }
 
 // isInteractRoute reports the notImplemented routes that interactRoutes

@@ -66,6 +66,9 @@ func TestContract(t *testing.T) {
 	storetest.RunInteract(t, func(t *testing.T) storetest.InteractUnderTest {
 		return openTest(t, url, newSchema(t, url))
 	})
+	storetest.RunActivity(t, func(t *testing.T) storetest.ActivityUnderTest {
+		return openTest(t, url, newSchema(t, url))
+	})
 }
 
 func TestConcurrentOpenMigratesOnce(t *testing.T) {

@@ -50,6 +50,9 @@ func TestContract(t *testing.T) {
 	storetest.RunInteract(t, func(t *testing.T) storetest.InteractUnderTest {
 		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
 	})
+	storetest.RunActivity(t, func(t *testing.T) storetest.ActivityUnderTest {
+		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
+	})
 }
 
 func TestOpenCreatesDirectory(t *testing.T) {
