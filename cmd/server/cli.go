@@ -25,6 +25,7 @@ type cliFlags struct {
 	concurrency int
 	rate        int
 	zdr         bool
+	zdrForced   bool
 	catalog     bool
 	terms       bool
 }
@@ -68,6 +69,7 @@ func commands() []command {
 				fs.IntVar(&f.concurrency, "concurrency", -1, "concurrent scrapes, 0 = unlimited (default: the server's TEAM_CONCURRENCY)")
 				fs.IntVar(&f.rate, "rate-multiplier", -1, "multiplier of the base per-minute rates, 0 = unlimited (default: the server's TEAM_RATE_MULTIPLIER)")
 				fs.BoolVar(&f.zdr, "zdr", false, "allow zero data retention requests")
+				fs.BoolVar(&f.zdrForced, "zdr-forced", false, "force zero data retention on every request of the team (implies --zdr; agent and extract then answer 400)")
 				fs.BoolVar(&f.catalog, "catalog", false, "enable catalog calls (POST /v2/scrape with catalog) and domainTools")
 				fs.BoolVar(&f.terms, "accept-third-party-terms", false, "record that the team accepted the third-party data terms (calls to the operator's catalog tools)")
 			}},

@@ -720,7 +720,8 @@ func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, f cliFlags
 		return err
 	}
 	defer st.Close()
-	l := store.TeamLimits{ZeroDataRetention: f.zdr, Catalog: f.catalog, ThirdPartyTerms: f.terms}
+	l := store.TeamLimits{ZeroDataRetention: f.zdr || f.zdrForced, ZeroDataRetentionForced: f.zdrForced,
+		Catalog: f.catalog, ThirdPartyTerms: f.terms}
 	if f.concurrency >= 0 {
 		l.ConcurrencyLimit = &f.concurrency
 	}

@@ -232,13 +232,19 @@ func TestCreditsAndLimitsCommands(t *testing.T) {
 	}
 	defer st.Close()
 	l, err := st.TeamLimits(ctx, team.ID)
-	if err != nil || l.ConcurrencyLimit == nil || *l.ConcurrencyLimit != 2 || l.RateMultiplier != nil || !l.ZeroDataRetention || l.Catalog || l.ThirdPartyTerms {
+	if err != nil || l.ConcurrencyLimit == nil || *l.ConcurrencyLimit != 2 || l.RateMultiplier != nil || !l.ZeroDataRetention || l.ZeroDataRetentionForced || l.Catalog || l.ThirdPartyTerms {
 		t.Errorf("limits: %+v %v", l, err)
+	}
+	if err := run(ctx, []string{"limits", "set", "--team", "acme", "--zdr-forced"}, env(e), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = st.TeamLimits(ctx, team.ID); err != nil || !l.ZeroDataRetention || !l.ZeroDataRetentionForced || l.ConcurrencyLimit != nil {
+		t.Errorf("limits with zdr forced: %+v %v", l, err)
 	}
 	if err := run(ctx, []string{"limits", "set", "--team", "acme", "--catalog", "--accept-third-party-terms"}, env(e), io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	if l, err = st.TeamLimits(ctx, team.ID); err != nil || !l.Catalog || !l.ThirdPartyTerms || l.ZeroDataRetention || l.ConcurrencyLimit != nil {
+	if l, err = st.TeamLimits(ctx, team.ID); err != nil || !l.Catalog || !l.ThirdPartyTerms || l.ZeroDataRetention || l.ZeroDataRetentionForced || l.ConcurrencyLimit != nil {
 		t.Errorf("limits with catalog and terms: %+v %v", l, err)
 	}
 }

@@ -231,6 +231,9 @@ func (s *Server) handleAgentStart(w http.ResponseWriter, r *http.Request) error 
 	}
 	ctx := r.Context()
 	team := teamFrom(ctx)
+	if team.Limits.ZeroDataRetentionForced {
+		return errZDRNotSupported
+	}
 	if err := s.rateLimited(ctx, team, limits.ClassAgent); err != nil {
 		return err
 	}

@@ -116,9 +116,10 @@ func (s *Server) handleBatchScrape(w http.ResponseWriter, r *http.Request) error
 	}
 	ctx := r.Context()
 	team := teamFrom(ctx)
-	if req.ZDR && !team.Unlimited && !team.Limits.ZeroDataRetention {
-		return errZDRNotEnabled
+	if err := applyTeamZDR(team, &req.ZDR); err != nil {
+		return err
 	}
+	req.Options.Scrape.ZeroDataRetention = req.ZDR
 	if err := s.checkTargets(req.Options.Scrape.ThreatProtection, req.URLs...); err != nil {
 		return err
 	}

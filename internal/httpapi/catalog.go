@@ -145,7 +145,7 @@ func (s *Server) catalogAccess(t auth.Team) error {
 	if !t.Limits.Catalog {
 		return errCatalogTeamNotEnabled
 	}
-	if t.Limits.ZeroDataRetention {
+	if t.Limits.ZeroDataRetention || t.Limits.ZeroDataRetentionForced {
 		return errCatalogZDR
 	}
 	return nil

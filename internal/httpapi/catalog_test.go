@@ -280,6 +280,8 @@ func TestCatalogRules(t *testing.T) {
 				status: 400, msg: "x-request-id"},
 			{name: "not enabled", limits: disabled, credits: -1, body: `{"catalog":` + weatherCall + `}`, status: 403, code: "CATALOG_NOT_ENABLED"},
 			{name: "zero data retention", limits: zdrTeam, credits: -1, body: `{"catalog":` + weatherCall + `}`, status: 403, code: "CATALOG_ZDR_NOT_SUPPORTED"},
+			{name: "zero data retention forced", limits: store.TeamLimits{Catalog: true, ThirdPartyTerms: true, ZeroDataRetentionForced: true}, credits: -1,
+				body: `{"catalog":` + weatherCall + `}`, status: 403, code: "CATALOG_ZDR_NOT_SUPPORTED"},
 			{name: "with url", limits: enabled, credits: -1, body: `{"catalog":` + weatherCall + `,"url":"https://a.com"}`,
 				status: 400, msg: msgCatalogCombined, path: []any{"url"}},
 			{name: "with formats", limits: enabled, credits: -1, body: `{"alexandria":` + weatherCall + `,"formats":["markdown"]}`,

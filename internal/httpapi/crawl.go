@@ -200,9 +200,10 @@ func (s *Server) handleCrawl(w http.ResponseWriter, r *http.Request) error {
 		generated = raw
 	}
 	team := teamFrom(ctx)
-	if req.ZDR && !team.Unlimited && !team.Limits.ZeroDataRetention {
-		return errZDRNotEnabled
+	if err := applyTeamZDR(team, &req.ZDR); err != nil {
+		return err
 	}
+	req.Options.Scrape.ZeroDataRetention = req.ZDR
 	if !req.ZDR && !req.Options.Scrape.ZeroDataRetention {
 		noteTargetURL(ctx, req.URL)
 	}

@@ -202,9 +202,8 @@ func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	team := teamFrom(ctx)
-	if req.Options.Scrape.ZeroDataRetention {
-		return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST",
-			Message: "Your team has zero data retention enabled. This is not supported on extract."}
+	if req.Options.Scrape.ZeroDataRetention || team.Limits.ZeroDataRetentionForced {
+		return errZDRNotSupported
 	}
 	if err := s.rateLimited(ctx, team, limits.ClassAgent); err != nil {
 		return err

@@ -206,7 +206,14 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	team := teamFrom(ctx)
-	noteTargetURL(ctx, req.Options.URL)
+	// A map keeps nothing; with zero data retention its URL is not logged.
+	zdr := false
+	if err := applyTeamZDR(team, &zdr); err != nil {
+		return err
+	}
+	if !zdr {
+		noteTargetURL(ctx, req.Options.URL)
+	}
 	if err := s.checkTargets(req.Threat, req.Options.URL); err != nil {
 		return err
 	}
@@ -246,8 +253,10 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) error {
 	if links == nil {
 		links = []crawl.Link{}
 	}
-	s.log.InfoContext(ctx, "map done", "request_id", requestIDFrom(ctx), "team_id", team.ID,
-		"url", logsafe.URL(req.Options.URL), "links", len(links))
+	if !zdr {
+		s.log.InfoContext(ctx, "map done", "request_id", requestIDFrom(ctx), "team_id", team.ID,
+			"url", logsafe.URL(req.Options.URL), "links", len(links))
+	}
 	writeJSON(w, http.StatusOK, mapResponse{Success: true, ID: id.String(), Links: links, Warning: res.Warning})
 	return nil
 }

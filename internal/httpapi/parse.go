@@ -55,8 +55,8 @@ func (s *Server) handleParse(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	team := teamFrom(ctx)
-	if opts.ZeroDataRetention && !team.Unlimited && !team.Limits.ZeroDataRetention {
-		return errZDRNotEnabled
+	if err := applyTeamZDR(team, &opts.ZeroDataRetention); err != nil {
+		return err
 	}
 	if err := s.rateLimited(ctx, team, limits.ClassScrape); err != nil {
 		return err

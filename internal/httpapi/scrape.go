@@ -35,8 +35,8 @@ func (s *Server) handleScrape(w http.ResponseWriter, r *http.Request) error {
 	team := teamFrom(ctx)
 	opts := req.Options
 	opts.TeamID = team.ID
-	if opts.ZeroDataRetention && !team.Unlimited && !team.Limits.ZeroDataRetention {
-		return errZDRNotEnabled
+	if err := applyTeamZDR(team, &opts.ZeroDataRetention); err != nil {
+		return err
 	}
 	withTools := opts.DomainTools
 	if err := s.domainTools(team, &opts); err != nil {

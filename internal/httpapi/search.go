@@ -504,9 +504,10 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if slices.ContainsFunc(req.Enterprise, func(e string) bool { return e != "default" && e != "zdr" }) {
 		return errSearchEnterprise
 	}
-	if req.ZDR && !team.Unlimited && !team.Limits.ZeroDataRetention {
-		return errZDRNotEnabled
+	if err := applyTeamZDR(team, &req.ZDR); err != nil {
+		return err
 	}
+	req.Scrape.ZeroDataRetention = req.ZDR
 	if s.searcher == nil {
 		return search.ErrNotConfigured
 	}

@@ -189,6 +189,9 @@ type TeamLimits struct {
 	RateMultiplier *int
 	// ZeroDataRetention allows the team to request zero data retention.
 	ZeroDataRetention bool
+	// ZeroDataRetentionForced runs every request of the team with zero
+	// data retention, asked for or not (it implies ZeroDataRetention).
+	ZeroDataRetentionForced bool
 	// Catalog enables catalog calls and domainTools for the team.
 	Catalog bool
 	// ThirdPartyTerms records that the team accepted the third-party data

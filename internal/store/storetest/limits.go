@@ -15,7 +15,9 @@ func testTeamLimits(t *testing.T, s store.Store) {
 	team, other := mustTeam(t, s, "t"), mustTeam(t, s, "other")
 	intp := func(n int) *int { return &n }
 	steps := []store.TeamLimits{
-		{ConcurrencyLimit: intp(5), RateMultiplier: intp(3), ZeroDataRetention: true, Catalog: true, ThirdPartyTerms: true},
+		{ConcurrencyLimit: intp(5), RateMultiplier: intp(3), ZeroDataRetention: true, ZeroDataRetentionForced: true, Catalog: true, ThirdPartyTerms: true},
+		{ZeroDataRetention: true, ZeroDataRetentionForced: true},
+		{ZeroDataRetention: true},
 		{Catalog: true},
 		{ConcurrencyLimit: intp(0)},
 		{RateMultiplier: intp(1)},

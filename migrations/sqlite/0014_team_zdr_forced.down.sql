@@ -1,0 +1,1 @@
+ALTER TABLE team_limits DROP COLUMN zero_data_retention_forced;
