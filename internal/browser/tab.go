@@ -68,6 +68,7 @@ type slot struct {
 	retired   bool               // takes no new render; disposed of when active is 0
 	idle      []*tab             // reset tabs ready for a render
 	tabs      map[target.ID]bool // every tab the pool opened in the slot and has not closed
+	opening   int                // tabs being opened: in Chrome, maybe not yet in tabs
 }
 
 // tab is a target in a slot, used by one render at a time.
@@ -291,6 +292,9 @@ func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, erro
 	octx, cancel := context.WithTimeout(ctx, tabOpenTimeout)
 	defer cancel()
 	b := chromedp.FromContext(inst.ctx).Browser
+	inst.slots.mu.Lock()
+	s.opening++
+	inst.slots.mu.Unlock()
 	// A window of its own: a tab behind another in one window would be
 	// hidden (no rendering, no scroll or intersection events).
 	tgt, err := cdp.Call(octx, b, target.CreateTarget, target.CreateTargetParams{
@@ -299,12 +303,15 @@ func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, erro
 		// when nothing looks is this window (see offscreen).
 		Width: offscreenWindow, Height: offscreenWindow,
 	})
+	inst.slots.mu.Lock()
+	s.opening--
+	if err == nil {
+		s.tabs[tgt.TargetID] = true
+	}
+	inst.slots.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("create target: %w", err)
 	}
-	inst.slots.mu.Lock()
-	s.tabs[tgt.TargetID] = true
-	inst.slots.mu.Unlock()
 	tr := newTracker()
 	tctx, tcancel := chromedp.NewContext(inst.ctx, chromedp.WithTargetID(tgt.TargetID), chromedp.WithListener(tr.onEvent))
 	tb := &tab{ctx: tctx, cancel: tcancel, tr: tr, slot: s, id: tgt.TargetID}
@@ -459,6 +466,35 @@ func (p *Pool) resetTab(ctx context.Context, tb *tab) error {
 	return nil
 }
 
+// popup returns the URL of a page in the slot's browser context that the
+// pool did not open, or "". A tab another render of the slot is opening
+// exists in Chrome before it is in s.tabs: while one is, the list is read
+// again.
+func (p *Pool) popup(ctx context.Context, inst *instance, s *slot) (string, error) {
+	b := chromedp.FromContext(inst.ctx).Browser
+	for {
+		infos, err := cdp.Call(ctx, b, target.GetTargets, target.GetTargetsParams{Filter: target.Filter{{Type: "page"}}})
+		if err != nil {
+			return "", fmt.Errorf("list targets: %w", err)
+		}
+		inst.slots.mu.Lock()
+		var url string
+		for _, in := range infos.TargetInfos {
+			if in.Type == "page" && in.BrowserContextID == s.id && !s.tabs[in.TargetID] {
+				url = in.URL
+			}
+		}
+		opening := s.opening
+		inst.slots.mu.Unlock()
+		if url == "" || opening == 0 {
+			return url, nil
+		}
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return "", fmt.Errorf("list targets: %w", err)
+		}
+	}
+}
+
 // resetTries bounds the attempts at resetting a tab's history: a stop of
 // the page's own loading can come before about:blank is in place.
 const resetTries = 5
@@ -472,22 +508,12 @@ func (p *Pool) clearState(ctx context.Context, inst *instance, s *slot, tb *tab)
 	defer cancel()
 	// A window the page opened anyway (the instrumentation blocks them)
 	// means the context cannot be trusted clean: drop the slot.
-	b := chromedp.FromContext(inst.ctx).Browser
-	infos, err := cdp.Call(cctx, b, target.GetTargets, target.GetTargetsParams{Filter: target.Filter{{Type: "page"}}})
-	if err != nil {
-		return fmt.Errorf("list targets: %w", err)
-	}
-	inst.slots.mu.Lock()
-	var popup string
-	for _, in := range infos.TargetInfos {
-		if in.Type == "page" && in.BrowserContextID == s.id && !s.tabs[in.TargetID] {
-			popup = in.URL
-		}
-	}
-	inst.slots.mu.Unlock()
-	if popup != "" {
+	if popup, err := p.popup(cctx, inst, s); err != nil {
+		return err
+	} else if popup != "" {
 		return fmt.Errorf("a page opened another window (%s)", redactURL(popup))
 	}
+	b := chromedp.FromContext(inst.ctx).Browser
 	var errs []error
 	for _, origin := range tb.tr.visited() {
 		if _, err := cdp.Call(cctx, tb.t, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: origin, StorageTypes: "all"}); err != nil {

@@ -203,7 +203,10 @@ func (tr *tracker) onEvent(ev any) {
 	case *domstorage.EventDomStorageItemRemoved:
 		tr.noteStorage(ev.StorageID)
 	case *domstorage.EventDomStorageItemsCleared:
-		tr.noteStorage(ev.StorageID)
+		// Storage emptied leaves nothing behind; the cleaning after a
+		// render empties it too, and its event may come during the next
+		// render of the tab, which then was taken for a page that wrote
+		// session storage.
 	case *page.EventFrameStartedLoading:
 		if ev.FrameID == tr.mainFrame {
 			tr.loading = true
