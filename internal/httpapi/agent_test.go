@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/riverqueue/river"
 
 	"github.com/firegate/firegate/internal/agent"
 	"github.com/firegate/firegate/internal/auth"
@@ -59,29 +56,8 @@ func newAgentAPI(t *testing.T, kind string, model llmtest.Step) *agentAPI {
 		cfg.Model = c
 	}
 	runner := agent.New(cfg)
-	workers := river.NewWorkers()
-	runner.Register(workers)
-	q, err := queue.Open(t.Context(), st, workers, queue.Options{Workers: 4}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner.Bind(q)
-	if err := q.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = q.Stop(ctx)
-	})
-	teams := teamAuth{}
-	for key, name := range map[string]string{keyA: "a", keyB: "b"} {
-		team, err := st.CreateTeam(t.Context(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		teams[key] = auth.Team{ID: team.ID, Name: name}
-	}
+	startQueue(t, st, 4, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
+	teams := newTeamAuth(t, st)
 	ledger := billing.NewLedger(st, log) // teams stay unlimited until given credits
 	s := New(Deps{Scraper: engine, Auth: teams, Agents: runner, Ledger: ledger, Log: log})
 	s.SetReady(true)

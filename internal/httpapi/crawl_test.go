@@ -21,7 +21,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/crawl"
@@ -111,21 +110,7 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 	}
 	runner := crawl.NewRunner(crawl.RunnerConfig{Jobs: jobs, Scraper: engine, Fetcher: fetcher, Threat: o.threat,
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Describe: Describe, Log: log})
-	workers := river.NewWorkers()
-	runner.Register(workers)
-	q, err := queue.Open(t.Context(), st, workers, queue.Options{Workers: 8}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner.Bind(q)
-	if err := q.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 10*time.Second)
-		defer cancel()
-		_ = q.Stop(ctx)
-	})
+	startQueue(t, st, 8, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
 	teams := fxAuth{}
 	for key, name := range map[string]string{fxKeyOne: "one", fxKeyTwo: "two", fxKeyZDR: "zdr"} {
 		team, err := st.CreateTeam(t.Context(), name)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -44,6 +45,42 @@ func (a teamAuth) Authenticate(_ context.Context, key string) (auth.Team, error)
 		return t, nil
 	}
 	return auth.Team{}, auth.ErrInvalidKey
+}
+
+// newTeamAuth creates the teams of keyA and keyB in st.
+func newTeamAuth(t *testing.T, st store.Store) teamAuth {
+	t.Helper()
+	teams := teamAuth{}
+	for key, name := range map[string]string{keyA: "a", keyB: "b"} {
+		team, err := st.CreateTeam(t.Context(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		teams[key] = auth.Team{ID: team.ID, Name: name}
+	}
+	return teams
+}
+
+// startQueue opens a River queue with n workers on st for the jobs a
+// runner registers, binds the runner to it, starts it and stops it when
+// the test ends.
+func startQueue(t *testing.T, st store.Store, n int, log *slog.Logger, register func(*river.Workers), bind func(*queue.Queue)) {
+	t.Helper()
+	workers := river.NewWorkers()
+	register(workers)
+	q, err := queue.Open(t.Context(), st, workers, queue.Options{Workers: n}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bind(q)
+	if err := q.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.Context()), 10*time.Second)
+		defer cancel()
+		_ = q.Stop(ctx)
+	})
 }
 
 type jobsStore interface {
@@ -106,29 +143,8 @@ func newJobAPIConfig(t *testing.T, kind string, c jobAPIConfig) *jobAPI {
 		rc.Ledger, ledger = l, l
 	}
 	runner := crawl.NewRunner(rc)
-	workers := river.NewWorkers()
-	runner.Register(workers)
-	q, err := queue.Open(t.Context(), st, workers, queue.Options{Workers: 8}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner.Bind(q)
-	if err := q.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = q.Stop(ctx)
-	})
-	teams := teamAuth{}
-	for key, name := range map[string]string{keyA: "a", keyB: "b"} {
-		team, err := st.CreateTeam(t.Context(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		teams[key] = auth.Team{ID: team.ID, Name: name}
-	}
+	startQueue(t, st, 8, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
+	teams := newTeamAuth(t, st)
 	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Ledger: ledger, Log: log,
 		Model: model, Mapper: mapper, Searcher: c.searcher})
 	s.SetReady(true)

@@ -29,14 +29,7 @@ func newMonitorAPI(t *testing.T) *jobAPI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	teams := teamAuth{}
-	for key, name := range map[string]string{keyA: "a", keyB: "b"} {
-		team, err := st.CreateTeam(t.Context(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		teams[key] = auth.Team{ID: team.ID, Name: name}
-	}
+	teams := newTeamAuth(t, st)
 	s := New(Deps{Auth: teams, Monitors: monitor.NewService(st, q, nil), PublicURL: "https://api.firegate.test", Log: log})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
