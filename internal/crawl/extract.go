@@ -24,6 +24,9 @@ type ExtractOptions struct {
 	// ShowSources lists, per top-level key of the result, the pages that
 	// gave it a value.
 	ShowSources bool `json:"showSources,omitempty"`
+	// SearchCredits is what the web search of enableWebSearch cost (charged
+	// when it ran); the extract's creditsUsed includes it.
+	SearchCredits int64 `json:"searchCredits,omitempty"`
 }
 
 // extractDocument is an extract page's stored document: the API document

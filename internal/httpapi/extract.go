@@ -300,6 +300,11 @@ func (s *Server) searchExtractURLs(r *http.Request, req *extractRequest) error {
 		}
 		return err
 	}
+	// The search is billed as POST /v2/search bills its results, when it
+	// ran: the extract's creditsUsed counts it.
+	cost := billing.SearchCost(len(found), false)
+	s.charge(ctx, teamFrom(ctx), cost, "extract")
+	req.Options.Extract.SearchCredits = cost
 	seen := make(map[string]bool, len(req.URLs)+len(found))
 	for _, u := range req.URLs {
 		seen[u] = true
@@ -353,7 +358,7 @@ func (s *Server) handleExtractStatus(w http.ResponseWriter, r *http.Request) err
 	if err := json.Unmarshal(j.Options, &o); err != nil || o.Extract == nil {
 		return errExtractNotFound // a batch scrape, not an extract
 	}
-	resp := extractStatus{Success: true, Data: json.RawMessage("null"), ExpiresAt: isoTime(j.ExpiresAt), CreditsUsed: j.CreditsUsed}
+	resp := extractStatus{Success: true, Data: json.RawMessage("null"), ExpiresAt: isoTime(j.ExpiresAt), CreditsUsed: j.CreditsUsed + o.Extract.SearchCredits}
 	switch j.Status {
 	case store.JobScraping:
 		resp.Status = "processing"

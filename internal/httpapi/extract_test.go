@@ -144,7 +144,8 @@ func TestJSONFormatCheckPromptInjection(t *testing.T) {
 // TestExtractWebSearchWebhookAndTokens runs POST /v2/extract with
 // enableWebSearch and no urls on a scripted model and search engine: the
 // pages found for the prompt are extracted, GET /v2/extract/{id} reports
-// tokensUsed and credits per tokens/15, and the webhook gets
+// tokensUsed and credits per tokens/15 plus the search's (charged to the
+// team's ledger too), and the webhook gets
 // extract.started and extract.completed with the result.
 func TestExtractWebSearchWebhookAndTokens(t *testing.T) {
 	_, target := site(t, testsite.Options{Pages: 40})
@@ -166,7 +167,10 @@ func TestExtractWebSearchWebhookAndTokens(t *testing.T) {
 	}
 	rec := newHookRecorder(t)
 	api := newJobAPIConfig(t, "sqlite", jobAPIConfig{model: client, searcher: search.New(mustSearXNG(t, engine.URL), search.Options{}, log),
-		webhooks: webhook.NewSender(webhook.Options{AllowPrivate: true}, log)})
+		webhooks: webhook.NewSender(webhook.Options{AllowPrivate: true}, log), billed: true})
+	if _, err := api.st.SetCredits(t.Context(), api.teams[keyA].ID, 1000); err != nil {
+		t.Fatal(err)
+	}
 
 	code, m := api.call(t, http.MethodPost, "/v2/extract", keyA, `{"prompt":"Which pages are there?","enableWebSearch":true,`+
 		`"schema":{"type":"object","properties":{"pages":{"type":"array","items":{"type":"string"}}}},"webhook":{"url":"`+rec.url+`","metadata":{"n":1}}}`)
@@ -185,9 +189,12 @@ func TestExtractWebSearchWebhookAndTokens(t *testing.T) {
 		}
 	}
 	pages, _ := st["data"].(map[string]any)["pages"].([]any)
-	// 300 tokens a page: 20 credits each.
-	if st["status"] != "completed" || len(pages) != 2 || st["tokensUsed"] != 600.0 || st["creditsUsed"] != 40.0 {
+	// 300 tokens a page: 20 credits each; the search's 2 results: 2.
+	if st["status"] != "completed" || len(pages) != 2 || st["tokensUsed"] != 600.0 || st["creditsUsed"] != 42.0 {
 		t.Fatalf("status %v", st)
+	}
+	if b, err := api.st.CreditBalance(t.Context(), api.teams[keyA].ID); err != nil || b.Remaining != 1000-42 {
+		t.Errorf("balance %+v %v, want %d remaining", b, err, 1000-42)
 	}
 	evs := rec.wait(t, 2)
 	if evs[0]["type"] != "extract.started" || evs[1]["type"] != "extract.completed" || evs[1]["id"] != id {
