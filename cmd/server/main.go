@@ -353,7 +353,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
 	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher, Threat: threats,
-		Ledger: ledger, Limiter: limiter, Describe: httpapi.Describe}
+		Ledger: ledger, Limiter: limiter}
 	if obs.m != nil {
 		rc.ObservePage = obs.m.ObserveJobPage
 	}

@@ -84,9 +84,6 @@ type RunnerConfig struct {
 	TTL time.Duration
 	// UserAgent is the robots.txt user agent token.
 	UserAgent string
-	// Describe gives the API error code and message of a failed page (the
-	// HTTP layer's error table); nil reports the error text as is.
-	Describe func(error) (code, msg string)
 	// ObservePage, optional, is told of every page this process finishes:
 	// the job kind and the URL state (done, failed, skipped).
 	ObservePage func(kind, state string)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/queue"
@@ -605,10 +606,7 @@ func pause(ctx context.Context, d time.Duration) {
 
 // describe gives the API error code and message of a failed page.
 func (r *Runner) describe(err error) (code, msg string) {
-	if r.cfg.Describe != nil {
-		return r.cfg.Describe(err)
-	}
-	return "SCRAPE_FAILED", err.Error()
+	return apierr.Describe(err)
 }
 
 // robotsEntry is the robots.txt of one origin for one job.

@@ -109,7 +109,7 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 		jobs = o.wrapJobs(st)
 	}
 	runner := crawl.NewRunner(crawl.RunnerConfig{Jobs: jobs, Scraper: engine, Fetcher: fetcher, Threat: o.threat,
-		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Describe: Describe, Log: log})
+		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Log: log})
 	startQueue(t, st, 8, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
 	teams := fxAuth{}
 	for key, name := range map[string]string{fxKeyOne: "one", fxKeyTwo: "two", fxKeyZDR: "zdr"} {

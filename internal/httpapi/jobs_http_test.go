@@ -136,7 +136,7 @@ func newJobAPIConfig(t *testing.T, kind string, c jobAPIConfig) *jobAPI {
 	engine := scrape.New(sc)
 	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{}, log)
 	rc := crawl.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
-		Mapper: mapper, Describe: Describe, Webhooks: c.webhooks, Log: log}
+		Mapper: mapper, Webhooks: c.webhooks, Log: log}
 	var ledger Ledger // a nil interface without billing
 	if billed {
 		l := billing.NewLedger(st, log)

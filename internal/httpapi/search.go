@@ -718,6 +718,6 @@ func scrapeFailure(u string, err error) *searchFailure {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = scrape.ErrTimeout
 	}
-	code, msg := Describe(err)
+	code, msg := describe(err)
 	return &searchFailure{SourceURL: u, URL: u, Error: msg, Code: code}
 }

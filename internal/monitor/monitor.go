@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/scrape"
@@ -18,16 +20,18 @@ import (
 	"github.com/firegate/firegate/internal/webhook"
 )
 
-// Errors of the service; the HTTP layer maps them.
+// Errors of the service, with what the API answers for each (the error
+// table in apierr cannot import this package, which sits above crawl).
 var (
 	// ErrNotFound: no such monitor for the team (or it was deleted).
-	ErrNotFound = errors.New("monitor: monitor not found")
+	ErrNotFound = apierr.New("monitor: monitor not found", http.StatusNotFound, "NOT_FOUND", "Monitor not found")
 	// ErrCheckNotFound: no such check of the monitor.
-	ErrCheckNotFound = errors.New("monitor: check not found")
+	ErrCheckNotFound = apierr.New("monitor: check not found", http.StatusNotFound, "NOT_FOUND", "Check not found")
 	// ErrGoalRequired: an update leaves a search target without a goal.
-	ErrGoalRequired = errors.New("monitor: goal is required when the monitor has a search target")
+	ErrGoalRequired = apierr.New("monitor: goal is required when the monitor has a search target", http.StatusBadRequest, "BAD_REQUEST",
+		"goal is required when the monitor has a search target")
 	// ErrPaused: a manual run of a monitor that is not active.
-	ErrPaused = errors.New("monitor: monitor is paused")
+	ErrPaused = apierr.New("monitor: monitor is paused", http.StatusConflict, "MONITOR_PAUSED", "Monitor is paused: set its status to active to run it")
 )
 
 // RunningError is a manual run while a check is queued or running.

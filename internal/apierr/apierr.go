@@ -1,0 +1,153 @@
+// Package apierr is the one table that turns domain errors into the API's
+// status, code and message; the HTTP layer renders it as the envelope and
+// the crawl runner records it for failed pages.
+package apierr
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/interact"
+	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/media"
+	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
+)
+
+// Mapped is what the API answers for an error.
+type Mapped struct {
+	Status  int
+	Code    string
+	Message string
+	// Unsupported marks an option this server does not support; Feature
+	// is the request field or format it is about.
+	Unsupported bool
+	Feature     string
+}
+
+// Coded is a sentinel error that carries its own API mapping. Packages that
+// sit above this one (they use it, so the table cannot import them: crawl,
+// monitor) declare their sentinels with New; the table matches them at the
+// place their rows had.
+type Coded struct {
+	text    string
+	status  int
+	code    string
+	message string
+}
+
+// New returns a sentinel error with text for logs and wrapping, answered
+// with status, code and message (message "" means the wrapped error's text).
+func New(text string, status int, code, message string) error {
+	return &Coded{text: text, status: status, code: code, message: message}
+}
+
+func (c *Coded) Error() string { return c.text }
+
+// mapping is one row of the error table: a domain error and what the API
+// answers for it. Message "" means: use the wrapped error's text. A nil
+// target stands for any *Coded sentinel.
+type mapping struct {
+	target  error
+	status  int
+	code    string
+	message string
+}
+
+// table is the only place domain errors become HTTP statuses, codes and
+// messages. Order matters: the first row whose target matches wins.
+var table = []mapping{
+	{auth.ErrInvalidKey, http.StatusUnauthorized, "UNAUTHORIZED", "Unauthorized: Invalid token"},
+	{billing.ErrInsufficientCredits, http.StatusPaymentRequired, "insufficient_credits", "Payment Required: Insufficient credits"},
+	{billing.ErrUnavailable, http.StatusServiceUnavailable, "billing_unavailable", "Service Unavailable: credits could not be checked or charged; retry later"},
+	{limits.ErrConcurrencyTimeout, http.StatusTooManyRequests, "CONCURRENCY_LIMIT_REACHED", "Concurrency limit reached"},
+	{media.ErrQuotaExceeded, http.StatusTooManyRequests, "MEDIA_QUOTA_EXCEEDED", "Media quota exceeded: this team's stored screenshots and PDFs reach its quota. They are kept 24 hours; retry once older ones have expired."},
+	{scrape.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
+	{scrape.ErrNoCachedData, http.StatusNotFound, "SCRAPE_NO_CACHED_DATA", "No cached data is available for this URL that satisfies minAge."},
+	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},
+	{scrape.ErrForbidden, http.StatusForbidden, "FORBIDDEN", ""},
+	{scrape.ErrBlockedTarget, http.StatusForbidden, "SCRAPE_TARGET_NOT_ALLOWED", ""},
+	{scrape.ErrUnsafeDomain, http.StatusForbidden, "unsafe_domain_blocked", ""},
+	{scrape.ErrDNSResolution, http.StatusOK, "SCRAPE_DNS_RESOLUTION_ERROR", ""},
+	{scrape.ErrProfileBusy, http.StatusConflict, "PROFILE_IN_USE", ""},
+	{scrape.ErrUnsupportedFileType, http.StatusBadRequest, "UNSUPPORTED_FILE_TYPE", ""},
+	{scrape.ErrPDFInsufficientTime, http.StatusInternalServerError, "SCRAPE_PDF_INSUFFICIENT_TIME_ERROR", ""},
+	{scrape.ErrPDFTooLarge, http.StatusUnprocessableEntity, "SCRAPE_PDF_TOO_LARGE", ""},
+	{scrape.ErrFileTooLarge, http.StatusUnprocessableEntity, "SCRAPE_FILE_TOO_LARGE", ""},
+	{scrape.ErrAction, http.StatusInternalServerError, "SCRAPE_ACTION_ERROR", ""},
+	{scrape.ErrSSL, http.StatusInternalServerError, "SCRAPE_SSL_ERROR", ""},
+	{scrape.ErrUnsupportedFile, http.StatusInternalServerError, "SCRAPE_UNSUPPORTED_FILE_ERROR", ""},
+	{scrape.ErrSite, http.StatusInternalServerError, "SCRAPE_SITE_ERROR", ""},
+	{scrape.ErrInvalidSchema, http.StatusUnprocessableEntity, "SCRAPE_JSON_SCHEMA_INVALID", ""},
+	{scrape.ErrLLMUnavailable, http.StatusBadGateway, "SCRAPE_LLM_UNAVAILABLE", ""},
+	{scrape.ErrPromptInjection, http.StatusForbidden, "SCRAPE_PROMPT_INJECTION_DETECTED", ""},
+	// crawl (MAP_*) and monitor sentinels: see Coded.
+	{target: nil},
+	{interact.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Browser session not found."},
+	{interact.ErrDestroyed, http.StatusGone, "SESSION_DESTROYED", "Browser session has been destroyed."},
+	{interact.ErrTooMany, http.StatusTooManyRequests, "TOO_MANY_SESSIONS", ""},
+	{interact.ErrElsewhere, http.StatusConflict, "SESSION_ON_OTHER_SERVER", "Conflict: this browser session is held by another server process; send its requests to that process (sessions are not shared between replicas)."},
+	{interact.ErrProfileBusy, http.StatusConflict, "PROFILE_IN_USE", ""},
+	{interact.ErrLanguage, http.StatusBadRequest, "INTERACT_LANGUAGE_NOT_SUPPORTED", ""},
+	{interact.ErrReplay, http.StatusBadGateway, "INTERACT_REPLAY_FAILED", ""},
+	{interact.ErrNoModel, http.StatusBadRequest, "SCRAPE_LLM_NOT_CONFIGURED", "prompt-driven interaction needs a language model, and this server has none configured (set OPENAI_BASE_URL and MODEL_NAME); send code instead"},
+	{interact.ErrUnavailable, http.StatusBadGateway, "BROWSER_UNAVAILABLE", ""},
+	{search.ErrNotConfigured, http.StatusBadRequest, "SEARCH_NOT_CONFIGURED", "Search is not configured on this server: set SEARXNG_ENDPOINT to the URL of a SearXNG instance with the JSON format enabled (the compose file's search profile runs one)."},
+	{search.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the search engine did not answer within timeout. Raise timeout or retry."},
+	{search.ErrNoEngines, http.StatusBadGateway, "SEARCH_ENGINE_UNAVAILABLE", ""},
+	{search.ErrEngine, http.StatusBadGateway, "SEARCH_ENGINE_ERROR", ""},
+}
+
+// Map gives what the API answers for err. An unsupported feature is a 400
+// naming it; unknown errors are 500 UNKNOWN_ERROR with an empty message (the
+// caller logs them); a client that went away is 499.
+func Map(err error) Mapped {
+	var fe *scrape.FeatureError
+	if errors.As(err, &fe) {
+		return Mapped{Status: http.StatusBadRequest, Code: fe.Code, Message: fe.Reason, Unsupported: true, Feature: fe.Feature}
+	}
+	for _, m := range table {
+		if m.target == nil {
+			var c *Coded
+			if !errors.As(err, &c) {
+				continue
+			}
+			m = mapping{target: c, status: c.status, code: c.code, message: c.message}
+		} else if !errors.Is(err, m.target) {
+			continue
+		}
+		msg := m.message
+		if msg == "" {
+			msg = userMessage(err)
+		}
+		return Mapped{Status: m.status, Code: m.code, Message: msg}
+	}
+	if errors.Is(err, context.Canceled) {
+		// The client went away; 499 is never seen by it, only logged.
+		return Mapped{Status: 499, Code: "CLIENT_CLOSED_REQUEST", Message: "Client closed request"}
+	}
+	return Mapped{Status: http.StatusInternalServerError, Code: "UNKNOWN_ERROR"}
+}
+
+// userMessage is the text for the API user: a *scrape.Failure carries one
+// written for them; other errors show their own text.
+func userMessage(err error) string {
+	var f *scrape.Failure
+	if errors.As(err, &f) {
+		return f.Msg
+	}
+	return err.Error()
+}
+
+// Describe gives the API error code and message of err as the table maps
+// it, for errors reported outside a response (the failed pages of a crawl).
+func Describe(err error) (code, message string) {
+	m := Map(err)
+	if m.Message == "" {
+		return m.Code, err.Error()
+	}
+	return m.Code, m.Message
+}
