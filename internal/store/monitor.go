@@ -185,4 +185,37 @@ type MonitorStore interface {
 	// DeleteExpiredChecks deletes the finished checks (and pages) older
 	// than their monitor's retention, returning how many.
 	DeleteExpiredChecks(ctx context.Context, now time.Time) (int, error)
+	// PurgeDeletedMonitors removes the monitors marked deleted that have
+	// no check queued or running, or were deleted before staleBefore (a
+	// check that never finished), with their checks, pages, email
+	// recipients and the snapshots their checks compared against (tags
+	// "monitor:<id>:..."), returning how many monitors.
+	PurgeDeletedMonitors(ctx context.Context, staleBefore time.Time) (int, error)
+
+	// SyncRecipients makes emails (normalized addresses) the recipients
+	// of a monitor's email: a new address is added pending; pending and
+	// confirmed recipients no longer listed are removed; unsubscribed ones
+	// are kept, listed or not, and never asked again. It returns the
+	// pending listed recipients whose confirmation was never asked or
+	// last asked before askBefore, marked asked at now.
+	SyncRecipients(ctx context.Context, monitorID string, emails []string, now, askBefore time.Time) ([]string, error)
+	// RecipientStatus returns the status of a monitor's recipient, or
+	// ErrNotFound.
+	RecipientStatus(ctx context.Context, monitorID, email string) (string, error)
+	// SetRecipientStatus moves a recipient to RecipientConfirmed or
+	// RecipientUnsubscribed; ErrNotFound when the monitor does not list it
+	// (or was purged).
+	SetRecipientStatus(ctx context.Context, monitorID, email, status string, now time.Time) error
+	// ClaimSummary records that the summary of checkID is sent to a
+	// recipient at now. It is false, changing nothing, when the recipient
+	// is not confirmed, or was sent the summary of another check after
+	// notBefore; true again for the same check (a retried send).
+	ClaimSummary(ctx context.Context, monitorID, email, checkID string, now, notBefore time.Time) (bool, error)
 }
+
+// Email recipient statuses.
+const (
+	RecipientPending      = "pending"
+	RecipientConfirmed    = "confirmed"
+	RecipientUnsubscribed = "unsubscribed"
+)

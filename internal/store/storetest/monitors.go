@@ -31,6 +31,8 @@ func RunMonitors(t *testing.T, newStore func(t *testing.T) MonitorsUnderTest) {
 		{"ConcurrentStartCheck", testConcurrentStartCheck},
 		{"CheckLifecycle", testCheckLifecycle},
 		{"DeleteExpiredChecks", testDeleteExpiredChecks},
+		{"PurgeDeletedMonitors", testPurgeDeletedMonitors},
+		{"EmailRecipients", testEmailRecipients},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,2 @@
+DROP INDEX monitors_deleted_idx;
+DROP TABLE monitor_email_recipients;
