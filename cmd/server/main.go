@@ -364,7 +364,21 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if searcher != nil {
 		ac.Searcher = searcher
 	}
-	mc := monitor.RunnerConfig{Ledger: ledger}
+	mc := monitor.RunnerConfig{Ledger: ledger, Limiter: limiter}
+	if cfg.AuthMode == "on" {
+		// A check's pages hold the team's concurrency slots like its
+		// scrapes (with auth off the one team is unlimited).
+		mc.TeamConcurrency = func(ctx context.Context, teamID string) (int, error) {
+			l, err := st.TeamLimits(ctx, teamID)
+			if err != nil {
+				return 0, err
+			}
+			if l.ConcurrencyLimit != nil {
+				return *l.ConcurrencyLimit, nil
+			}
+			return cfg.TeamConcurrency, nil
+		}
+	}
 	if model != nil {
 		mc.Model = model // judges pages of monitors with a goal
 	}

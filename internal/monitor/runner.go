@@ -18,6 +18,7 @@ import (
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/changetrack"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -85,6 +86,13 @@ type RunnerConfig struct {
 	PageTimeout time.Duration
 	// CheckTimeout bounds one check; default 30 minutes.
 	CheckTimeout time.Duration
+	// Limiter, with TeamConcurrency, holds one of the team's concurrency
+	// slots for each page a check scrapes, as the scrape routes and crawls
+	// do: a team at its limit delays its monitors' pages. Nil: no limit.
+	Limiter limits.Limiter
+	// TeamConcurrency returns a team's concurrency limit (0: unlimited);
+	// nil: unlimited. Crawl targets' crawls take it too.
+	TeamConcurrency func(ctx context.Context, teamID string) (int, error)
 }
 
 // Runner runs the scheduler and the check and webhook workers.
@@ -170,6 +178,9 @@ const (
 	dueBatch   = 100
 	sweepAfter = time.Minute
 	purgeEvery = time.Hour
+	// purgeGrace is how long a deleted monitor whose check never finished
+	// is kept before it is purged all the same.
+	purgeGrace = 24 * time.Hour
 )
 
 // Tick starts the checks due now: for each due monitor it claims the slot
@@ -210,8 +221,36 @@ func (r *Runner) Tick(ctx context.Context) error {
 		if n > 0 {
 			r.cfg.Log.InfoContext(ctx, "monitor: expired checks purged", "checks", n)
 		}
+		n, err = r.cfg.Store.PurgeDeletedMonitors(ctx, now.Add(-purgeGrace))
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			r.cfg.Log.InfoContext(ctx, "monitor: deleted monitors purged with their checks and snapshots", "monitors", n)
+		}
 	}
 	return nil
+}
+
+// teamLimit is the team's concurrency limit; 0 is unlimited.
+func (r *Runner) teamLimit(ctx context.Context, teamID string) (int, error) {
+	if r.cfg.TeamConcurrency == nil {
+		return 0, nil
+	}
+	return r.cfg.TeamConcurrency(ctx, teamID)
+}
+
+// slot waits for one of the team's concurrency slots (until ctx ends).
+func (r *Runner) slot(ctx context.Context, teamID string) (func(), error) {
+	if r.cfg.Limiter == nil {
+		return func() {}, nil
+	}
+	limit, err := r.teamLimit(ctx, teamID)
+	if err != nil || limit <= 0 {
+		return func() {}, err
+	}
+	release, _, err := r.cfg.Limiter.Acquire(ctx, teamID, limit)
+	return release, err
 }
 
 func (r *Runner) startScheduled(ctx context.Context, m store.Monitor, now time.Time) {
@@ -383,6 +422,12 @@ func (r *Runner) startCrawls(ctx context.Context, c *store.MonitorCheck, cfg Con
 			id := crawlJobID(c.ID, t.ID)
 			o := *t.Crawl
 			o.Scrape = pageOptions(o.Scrape, "", c.TeamID)
+			if o.TeamConcurrency, err = r.teamLimit(ctx, c.TeamID); err != nil {
+				return false, fmt.Errorf("monitor: team limit: %w", err)
+			}
+			if o.MaxConcurrency > 0 && o.TeamConcurrency > 0 {
+				o.MaxConcurrency = min(o.MaxConcurrency, o.TeamConcurrency)
+			}
 			err := r.cfg.Crawler.StartCrawl(ctx, store.Job{ID: id, TeamID: c.TeamID, URL: t.URL, Limit: t.Limit,
 				ZeroDataRetention: o.Scrape.ZeroDataRetention}, o)
 			if err != nil && !errors.Is(err, crawl.ErrIdempotencyKeyUsed) {
@@ -694,9 +739,14 @@ func (r *Runner) scrapeTarget(ctx context.Context, c store.MonitorCheck, m store
 // scrape of it, records the page, charges it and sends monitor.page.
 func (r *Runner) checkPage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target, u string) (store.MonitorPage, int64) {
 	opts := pageOptions(t.Scrape, u, c.TeamID)
-	pctx, cancel := context.WithTimeout(ctx, r.cfg.PageTimeout)
-	doc, err := r.cfg.Scraper.Scrape(pctx, opts)
-	cancel()
+	var doc *scrape.Document
+	release, err := r.slot(ctx, c.TeamID)
+	if err == nil {
+		pctx, cancel := context.WithTimeout(ctx, r.cfg.PageTimeout)
+		doc, err = r.cfg.Scraper.Scrape(pctx, opts)
+		cancel()
+		release()
+	}
 	var credits int64
 	if err == nil {
 		credits = int64(doc.Metadata.CreditsUsed)

@@ -143,10 +143,17 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, kind string, sender monitor.WebhookSender, ledger monitor.Ledger) *harness {
+	return newHarnessWith(t, kind, func(c *monitor.RunnerConfig) { c.Ledger, c.Webhooks = ledger, sender })
+}
+
+// newHarnessWith builds a harness whose runner config set adjusts.
+func newHarnessWith(t *testing.T, kind string, set func(*monitor.RunnerConfig)) *harness {
 	st := openStore(t, kind)
 	log := testenv.Logger(t)
 	engine := scrape.New(scrape.Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), Log: log})
-	runner := monitor.NewRunner(monitor.RunnerConfig{Store: st, Scraper: engine, Ledger: ledger, Webhooks: sender, Log: log})
+	cfg := monitor.RunnerConfig{Store: st, Scraper: engine, Log: log}
+	set(&cfg)
+	runner := monitor.NewRunner(cfg)
 	workers := river.NewWorkers()
 	runner.Register(workers)
 	q, err := queue.Open(t.Context(), st, workers, queue.Options{Workers: 2}, log)
