@@ -9,7 +9,7 @@
 // A fifth of the domains (by hash) is held out: develop on the "dev" rows,
 // report both. Usage:
 //
-//	go run ./cmd/evalextract -corpus ../shared/corpus/wcxb-dev [-worst 20] [-worst-heldout] [-dump DIR] [-type T] [-structure=false]
+//	go run ./cmd/evalextract -corpus ../shared/corpus/wcxb-dev [-worst 20] [-worst-heldout] [-dump DIR] [-scores FILE] [-type T] [-structure=false]
 //
 // With -structure (the default) it also scores the markdown's structure
 // against main_content_markdown: headings with their levels, list items and
@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/firegate/firegate/internal/extracteval"
 )
@@ -37,14 +38,15 @@ func main() {
 	dump := flag.String("dump", "", "write each page's markdown to DIR/ID.md")
 	only := flag.String("type", "", "evaluate only pages of this type")
 	structure := flag.Bool("structure", true, "score the markdown structure against main_content_markdown")
+	scores := flag.String("scores", "", "write one line per page (id, type, half, F1, P, R, with found, without present) to FILE, to compare two runs page by page")
 	flag.Parse()
-	if err := run(*corpus, *worst, *worstHeld, *dump, *only, *structure); err != nil {
+	if err := run(*corpus, *worst, *worstHeld, *dump, *only, *scores, *structure); err != nil {
 		fmt.Fprintln(os.Stderr, "evalextract:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, worst int, worstHeld bool, dump, only string, structure bool) error {
+func run(dir string, worst int, worstHeld bool, dump, only, scores string, structure bool) error {
 	pages, err := extracteval.LoadCorpus(dir)
 	if err != nil {
 		return err
@@ -69,6 +71,11 @@ func run(dir string, worst int, worstHeld bool, dump, only string, structure boo
 			}
 		}
 	}
+	if scores != "" {
+		if err := writeScores(scores, rs); err != nil {
+			return err
+		}
+	}
 	w := os.Stdout
 	extracteval.WriteTable(w, "dev (4/5 of the domains)", extracteval.Summarize(rs, extracteval.Dev))
 	extracteval.WriteTable(w, "held-out (1/5 of the domains)", extracteval.Summarize(rs, extracteval.Held))
@@ -85,4 +92,19 @@ func run(dir string, worst int, worstHeld bool, dump, only string, structure boo
 		extracteval.WriteWorst(w, rs, worst, extracteval.Dev)
 	}
 	return nil
+}
+
+// writeScores writes one tab-separated line per page: id, type, "dev" or
+// "held", F1, P, R, with snippets found/all, without snippets present/all.
+func writeScores(path string, rs []extracteval.Result) error {
+	var b strings.Builder
+	for _, r := range rs {
+		half := "dev"
+		if r.Page.Holdout {
+			half = "held"
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%.4f\t%.4f\t%.4f\t%d/%d\t%d/%d\n", r.Page.ID, r.Page.Type, half,
+			r.Score.F, r.Score.P, r.Score.R, r.WithFound, len(r.Page.With), r.WithoutHit, len(r.Page.Without))
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -469,6 +469,11 @@ func classify(n *html.Node, inContent, mild bool) kind {
 }
 
 func isHidden(n *html.Node) bool {
+	if isTabPanel(n) {
+		// The panels of a tab set are all content; the page shows one at
+		// a time.
+		return false
+	}
 	for _, a := range n.Attr {
 		switch a.Key {
 		case "hidden":
@@ -536,6 +541,21 @@ func isChrome(n *html.Node) bool {
 	if role, ok := getAttr(n, "role"); ok {
 		switch strings.ToLower(strings.TrimSpace(role)) {
 		case "contentinfo", "navigation", "dialog", "alertdialog":
+			return true
+		}
+	}
+	return false
+}
+
+// isTabPanel reports a panel of a tab set (by ARIA role or class).
+func isTabPanel(n *html.Node) bool {
+	if attrIs(n, "role", "tabpanel") {
+		return true
+	}
+	c, _ := getAttr(n, "class")
+	for _, tok := range strings.Fields(c) {
+		switch strings.ToLower(tok) {
+		case "tab-pane", "tabpanel", "tab-panel", "tabs-panel", "tab-content":
 			return true
 		}
 	}
