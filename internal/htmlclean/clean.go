@@ -53,6 +53,10 @@ func Clean(doc *html.Node, opts Options) (*html.Node, error) {
 		return nil, fmt.Errorf("htmlclean: includeTags: %w", err)
 	}
 	root := findBody(doc)
+	var pk pageKind
+	if opts.OnlyMainContent {
+		pk = detectKind(doc) // before basic removes the scripts
+	}
 	expandNoscript(root)
 	basic(doc, opts.BaseURL)
 	if len(exclude) > 0 {
@@ -62,7 +66,7 @@ func Clean(doc *html.Node, opts Options) (*html.Node, error) {
 		keepMatching(root, include)
 	}
 	if opts.OnlyMainContent {
-		mainContent(root)
+		mainContent(root, pk)
 	}
 	return root, nil
 }

@@ -276,7 +276,7 @@ func ld(f *frame) float64 {
 	return float64(f.link) / float64(f.text)
 }
 
-func mainContent(root *html.Node) {
+func mainContent(root *html.Node, pk pageKind) {
 	anchor, total, main, lds := findAnchor(root)
 	protected := map[*html.Node]bool{}
 	if anchor != nil {
@@ -284,12 +284,12 @@ func mainContent(root *html.Node) {
 			protected[p] = true
 		}
 	}
-	removals, remaining := prune(root, anchor, protected, lds, false)
+	removals, remaining := prune(root, anchor, protected, lds, pk, false)
 	if nearEmpty(remaining, total) {
 		// The class words removed (almost) everything: some sites mark
 		// their content with words that usually mean boilerplate. Prune
 		// again by tags, roles and link density only.
-		removals, remaining = prune(root, anchor, protected, lds, true)
+		removals, remaining = prune(root, anchor, protected, lds, pk, true)
 		if nearEmpty(remaining, total) {
 			return // keep the whole body
 		}
@@ -309,7 +309,7 @@ func mainContent(root *html.Node) {
 		}
 	}
 	removeNotices(root, anchor)
-	removeBoilerplateSections(root, anchor)
+	removeBoilerplateSections(root, anchor, pk)
 }
 
 func nearEmpty(remaining, total int) bool {
@@ -319,7 +319,7 @@ func nearEmpty(remaining, total int) bool {
 // prune finds the boilerplate under root without removing it: the elements
 // to remove and the text that would remain. Elements in protected are never
 // removed. With mild, class and id words are ignored.
-func prune(root, anchor *html.Node, protected map[*html.Node]bool, lds map[*html.Node]float64, mild bool) ([]*html.Node, int) {
+func prune(root, anchor *html.Node, protected map[*html.Node]bool, lds map[*html.Node]float64, pk pageKind, mild bool) ([]*html.Node, int) {
 	var removals []*html.Node
 	w := walker{
 		containerLD: lds,
@@ -329,6 +329,9 @@ func prune(root, anchor *html.Node, protected map[*html.Node]bool, lds map[*html
 				return keep
 			}
 			k := classify(n, w.top().content, mild)
+			if k != remove && k != removeNav && pk == kindProduct && !mild && productBoilerplate(n) {
+				k = remove
+			}
 			if k == remove || k == removeNav {
 				removals = append(removals, n)
 			}

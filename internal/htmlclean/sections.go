@@ -82,11 +82,11 @@ func headingLevel(a atom.Atom) int {
 // siblings after it up to the next heading of the same or a higher level.
 // Containers holding the anchor, and content elements (article, main), are
 // never removed whole.
-func removeBoilerplateSections(root, anchor *html.Node) {
+func removeBoilerplateSections(root, anchor *html.Node, pk pageKind) {
 	var heads []*html.Node
 	for n := root; n != nil; {
 		if n.Type == html.ElementNode && isHeading(n.DataAtom) {
-			if isBoilerplateHeading(textOf(n)) {
+			if t := textOf(n); isBoilerplateHeading(t) || pk == kindProduct && isProductBoilerplateHeading(t) {
 				heads = append(heads, n)
 				if len(heads) == maxBoilerplateSections {
 					break

@@ -1,0 +1,151 @@
+package htmlclean
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// pageKind is what the page's own markup says it is, read from its
+// structured data (JSON-LD, Open Graph, microdata) before the scripts are
+// removed.
+type pageKind uint8
+
+const (
+	kindUnknown pageKind = iota
+	kindProduct          // a single product (schema.org Product, og:type product)
+)
+
+var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductGroup|IndividualProduct)"`)
+
+// detectKind reads doc's structured data for the kind of page.
+func detectKind(doc *html.Node) pageKind {
+	k, _ := detectKindN(doc)
+	return k
+}
+
+func detectKindN(doc *html.Node) (pageKind, int) {
+	products, og, group, micro := 0, false, false, 0
+	for n := doc; n != nil; {
+		if n.Type == html.ElementNode {
+			switch n.DataAtom {
+			case atom.Script:
+				if t, _ := getAttr(n, "type"); strings.Contains(strings.ToLower(t), "ld+json") && n.FirstChild != nil {
+					products += len(ldProductType.FindAllStringIndex(n.FirstChild.Data, -1))
+				}
+				n = next(n, doc, true)
+				continue
+			case atom.Meta:
+				if p, _ := getAttr(n, "property"); strings.EqualFold(p, "og:type") {
+					c, _ := getAttr(n, "content")
+					switch c = strings.ToLower(strings.TrimSpace(c)); {
+					case strings.HasPrefix(c, "product.group"), strings.HasPrefix(c, "product:group"):
+						group = true
+					case c == "product" || c == "product.item" || strings.HasSuffix(c, ":product"):
+						og = true
+					}
+				}
+			case atom.Style, atom.Svg, atom.Template:
+				n = next(n, doc, true)
+				continue
+			}
+			if it, ok := getAttr(n, "itemtype"); ok && strings.HasSuffix(strings.TrimRight(it, "/ "), "schema.org/Product") {
+				micro++
+			}
+		}
+		n = next(n, doc, false)
+	}
+	switch {
+	case group:
+		return kindUnknown, -2
+	case og:
+		return kindProduct, -1
+	case products >= 1 && products <= maxProductObjects, products == 0 && micro >= 1 && micro <= maxProductObjects:
+		return kindProduct, products*100 + micro
+	}
+	return kindUnknown, products*100 + micro
+}
+
+// maxProductObjects: a page describing more products than this is a
+// collection of them, not a product page.
+const maxProductObjects = 4
+
+// productBoilerplateWords are class/id words that mark, on a product page,
+// the blocks around the product: its reviews and ratings, questions and
+// answers, and recommendations of other products.
+func isProductBoilerplateWord(w string) bool {
+	switch w {
+	case "review", "reviews", "rating", "ratings", "bazaarvoice", "yotpo", "okendo", "stamped",
+		"recommendation", "recommendations", "upsell", "crosssell", "carousel", "recently", "viewed", "qa", "questions":
+		return true
+	}
+	return false
+}
+
+// productBoilerplate reports an element whose class or id holds a
+// productBoilerplate word.
+func productBoilerplate(n *html.Node) bool {
+	for _, a := range n.Attr {
+		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
+			continue
+		}
+		for _, tok := range strings.Fields(a.Val) {
+			for _, w := range splitWords(tok) {
+				if isProductBoilerplateWord(w) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// splitWords splits a class token into lower-case words on '-', '_', ':'
+// and camelCase boundaries.
+func splitWords(tok string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(tok); i++ {
+		boundary := i == len(tok) || tok[i] == '-' || tok[i] == '_' || tok[i] == ':' ||
+			(i > start && tok[i] >= 'A' && tok[i] <= 'Z' && tok[i-1] >= 'a' && tok[i-1] <= 'z')
+		if !boundary {
+			continue
+		}
+		if i > start {
+			out = append(out, strings.ToLower(tok[start:i]))
+		}
+		if i < len(tok) && (tok[i] == '-' || tok[i] == '_' || tok[i] == ':') {
+			start = i + 1
+		} else {
+			start = i
+		}
+	}
+	return out
+}
+
+// productBoilerplateHeadings are the starts of the headings that introduce,
+// on a product page, its reviews, questions and recommendations.
+var productBoilerplateHeadings = []string{
+	"reviews", "customer reviews", "ratings", "ratings & reviews", "ratings and reviews", "reviews &",
+	"questions & answers", "questions and answers", "customer questions", "customers also",
+	"customers who", "people who", "frequently bought", "similar items", "similar products",
+	"recently viewed", "featured products", "complete the look", "pair it with", "shop the look",
+	"need help", "more from this", "explore related", "sponsored",
+}
+
+func isProductBoilerplateHeading(text string) bool {
+	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
+	t = strings.TrimLeftFunc(t, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if t == "" || len(t) > 80 {
+		return false
+	}
+	for _, h := range productBoilerplateHeadings {
+		if strings.HasPrefix(t, h) && (len(t) == len(h) || !startsWithLetter(t[len(h):])) {
+			return true
+		}
+	}
+	return false
+}
