@@ -21,13 +21,11 @@ const (
 
 var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductGroup|IndividualProduct)"`)
 
-// detectKind reads doc's structured data for the kind of page.
+// detectKind reads doc's structured data for the kind of page: og:type
+// product, or one to maxProductObjects schema.org Product objects (JSON-LD,
+// else microdata), make a product page; og:type product.group, or more
+// products, a collection of them.
 func detectKind(doc *html.Node) pageKind {
-	k, _ := detectKindN(doc)
-	return k
-}
-
-func detectKindN(doc *html.Node) (pageKind, int) {
 	products, og, group, micro := 0, false, false, 0
 	for n := doc; n != nil; {
 		if n.Type == html.ElementNode {
@@ -60,20 +58,18 @@ func detectKindN(doc *html.Node) (pageKind, int) {
 	}
 	switch {
 	case group:
-		return kindUnknown, -2
-	case og:
-		return kindProduct, -1
-	case products >= 1 && products <= maxProductObjects, products == 0 && micro >= 1 && micro <= maxProductObjects:
-		return kindProduct, products*100 + micro
+		return kindUnknown
+	case og, products >= 1 && products <= maxProductObjects, products == 0 && micro >= 1 && micro <= maxProductObjects:
+		return kindProduct
 	}
-	return kindUnknown, products*100 + micro
+	return kindUnknown
 }
 
 // maxProductObjects: a page describing more products than this is a
 // collection of them, not a product page.
 const maxProductObjects = 4
 
-// productBoilerplateWords are class/id words that mark, on a product page,
+// isProductBoilerplateWord reports class/id words that mark, on a product page,
 // the blocks around the product: its reviews and ratings, questions and
 // answers, and recommendations of other products.
 func isProductBoilerplateWord(w string) bool {
@@ -86,7 +82,7 @@ func isProductBoilerplateWord(w string) bool {
 }
 
 // productBoilerplate reports an element whose class or id holds a
-// productBoilerplate word.
+// product boilerplate word.
 func productBoilerplate(n *html.Node) bool {
 	for _, a := range n.Attr {
 		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
