@@ -357,6 +357,9 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if obs.m != nil {
 		rc.ObservePage = obs.m.ObserveJobPage
 	}
+	if m, ok := st.(store.CrawlMemoryStore); ok {
+		rc.Memory = m // crawls with changeTracking revisit earlier crawls' pages
+	}
 	ac := agent.Config{Scraper: engine, Mapper: mapper, Ledger: ledger}
 	if model != nil {
 		ac.Model = model

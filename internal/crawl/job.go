@@ -95,6 +95,9 @@ type RunnerConfig struct {
 	// (the pages are checked by the scraper). Nil: only the job's own
 	// lists.
 	Threat *threat.Checker
+	// Memory, optional, is the crawl memory of change tracking (see
+	// revisit); nil: crawls revisit no page of earlier crawls.
+	Memory Memory
 	Log    *slog.Logger
 }
 

@@ -38,6 +38,8 @@ type pageArgs struct {
 	Key   string `json:"key"`
 	URL   string `json:"url"`
 	Depth int    `json:"depth,omitempty"`
+	// Hidden marks a URL known only from the crawl memory (see revisit).
+	Hidden bool `json:"hidden,omitempty"`
 }
 
 func (pageArgs) Kind() string { return "page" }
@@ -277,7 +279,10 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	opts := c.opts.Scrape
 	opts.URL, opts.TeamID = a.URL, c.job.TeamID
 	wantLinks := hasFormat(opts.Formats, scrape.FormatLinks)
-	discover := c.rules != nil && c.opts.Sitemap != SitemapOnly
+	discover := c.rules != nil && c.opts.Sitemap != SitemapOnly && !a.Hidden
+	if a.Hidden {
+		opts.ChangeVisibility = scrape.VisibilityHidden
+	}
 	if discover && !wantLinks {
 		opts.Formats = append(append([]scrape.Format(nil), opts.Formats...), scrape.Format{Type: scrape.FormatLinks})
 	}
@@ -288,8 +293,9 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 		pause(ctx, hostDelay)
 	}
 	release()
-	if scrapeErr == nil && c.rules != nil && doc.Metadata.StatusCode >= 400 {
-		// A crawl reports error pages in /errors, not among its results.
+	if scrapeErr == nil && c.rules != nil && doc.Metadata.StatusCode >= 400 && !removed(doc) {
+		// A crawl reports error pages in /errors, not among its results
+		// (a page change tracking found removed is a result).
 		scrapeErr = &scrape.Failure{Kind: scrape.ErrSite,
 			Msg: fmt.Sprintf("The page answered HTTP %d %s.", doc.Metadata.StatusCode, http.StatusText(doc.Metadata.StatusCode))}
 	}
@@ -302,7 +308,8 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 		return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
 	}
 
-	if discover {
+	r.remember(ctx, c, a, doc)
+	if discover && !removed(doc) {
 		if err := r.discover(ctx, c, a, doc); err != nil {
 			return err
 		}
@@ -476,6 +483,9 @@ func (r *Runner) complete(ctx context.Context, c *cachedJob) {
 	if err != nil {
 		r.cfg.Log.ErrorContext(ctx, "complete job", "job_id", c.job.ID, "err", err)
 		return
+	}
+	if j.Status == store.JobScraping && r.revisit(ctx, c) {
+		return // the remembered pages complete the job
 	}
 	status, msg := store.JobCompleted, ""
 	if (j.Kind == store.JobCrawl || c.opts.Extract != nil) && j.Documents == 0 {

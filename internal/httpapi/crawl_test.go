@@ -89,6 +89,9 @@ type fxOptions struct {
 	authFailures   int // Deps.AuthFailureLimit
 	// threat is the server's and the engine's threat blocklist.
 	threat *threat.Checker
+	// changeTracking gives the engine the store's previous scrapes and
+	// the runner its crawl memory.
+	changeTracking bool
 }
 
 // newJobsFixture builds the fixture on a fresh store of kind ("postgres" or
@@ -103,13 +106,21 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 	}
 	log := testenv.Logger(t)
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
-	engine := scrape.New(scrape.Config{Fetcher: fetcher, Threat: o.threat, Log: log})
+	ec := scrape.Config{Fetcher: fetcher, Threat: o.threat, Log: log}
+	if o.changeTracking {
+		ec.Changes = changeStore{st}
+	}
+	engine := scrape.New(ec)
 	var jobs store.JobStore = st
 	if o.wrapJobs != nil {
 		jobs = o.wrapJobs(st)
 	}
-	runner := crawl.NewRunner(crawl.RunnerConfig{Jobs: jobs, Scraper: engine, Fetcher: fetcher, Threat: o.threat,
-		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Log: log})
+	rc := crawl.RunnerConfig{Jobs: jobs, Scraper: engine, Fetcher: fetcher, Threat: o.threat,
+		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Log: log}
+	if o.changeTracking {
+		rc.Memory = st.(crawl.Memory)
+	}
+	runner := crawl.NewRunner(rc)
 	startQueue(t, st, 8, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
 	teams := fxAuth{}
 	for key, name := range map[string]string{fxKeyOne: "one", fxKeyTwo: "two", fxKeyZDR: "zdr"} {

@@ -31,8 +31,9 @@ type ChangeTracking struct {
 	PreviousScrapeAt *string `json:"previousScrapeAt"`
 	// ChangeStatus is new, same, changed or removed.
 	ChangeStatus string `json:"changeStatus"`
-	// Visibility is visible for a URL the request names (hidden is for
-	// URLs known only from earlier crawls).
+	// Visibility is visible for a URL the request names or a crawl found
+	// by links or sitemap, hidden for one a crawl knew only from earlier
+	// crawls.
 	Visibility string `json:"visibility"`
 	// Diff is set in git-diff mode when the page changed.
 	Diff *changetrack.Diff `json:"diff"`
@@ -48,6 +49,13 @@ const changeStoreTimeout = 5 * time.Second
 const (
 	ModeGitDiff = "git-diff"
 	ModeJSON    = "json"
+)
+
+// Change-tracking visibilities: a page found by links or the sitemap, or
+// one known only from the memory of earlier crawls.
+const (
+	VisibilityVisible = "visible"
+	VisibilityHidden  = "hidden"
 )
 
 // trackChanges compares doc's markdown with the team's previous scrape of
@@ -82,7 +90,10 @@ func (e *Engine) trackChanges(ctx context.Context, o *Options, doc *Document, cu
 	}
 	ct := &ChangeTracking{
 		ChangeStatus: changetrack.Status(found, prev.Markdown, md, doc.Metadata.StatusCode),
-		Visibility:   "visible",
+		Visibility:   VisibilityVisible,
+	}
+	if o.ChangeVisibility == VisibilityHidden {
+		ct.Visibility = VisibilityHidden
 	}
 	if found {
 		at := prev.ScrapedAt.UTC().Format(time.RFC3339Nano)

@@ -46,6 +46,10 @@ type Options struct {
 	// TeamID is the caller's team, set by the API layer (profiles are
 	// per team). It is not part of the cache key.
 	TeamID string
+	// ChangeVisibility is the changeTracking visibility of the page: ""
+	// (visible) or VisibilityHidden for a crawl's page known only from
+	// earlier crawls. Set by the crawler, never by a request.
+	ChangeVisibility string `json:"-"`
 }
 
 // Format type names.

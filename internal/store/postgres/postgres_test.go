@@ -69,6 +69,9 @@ func TestContract(t *testing.T) {
 	storetest.RunActivity(t, func(t *testing.T) storetest.ActivityUnderTest {
 		return openTest(t, url, newSchema(t, url))
 	})
+	storetest.RunCrawlMemory(t, func(t *testing.T) storetest.CrawlMemoryUnderTest {
+		return openTest(t, url, newSchema(t, url))
+	})
 }
 
 func TestConcurrentOpenMigratesOnce(t *testing.T) {

@@ -53,6 +53,9 @@ func TestContract(t *testing.T) {
 	storetest.RunActivity(t, func(t *testing.T) storetest.ActivityUnderTest {
 		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
 	})
+	storetest.RunCrawlMemory(t, func(t *testing.T) storetest.CrawlMemoryUnderTest {
+		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
+	})
 }
 
 func TestOpenCreatesDirectory(t *testing.T) {
