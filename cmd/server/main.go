@@ -308,7 +308,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if cfg.Browser == "auto" {
 		pool := browser.New(browser.Options{ChromePath: cfg.ChromePath, RemoteURL: cfg.BrowserWSURL, MaxTabs: cfg.BrowserMaxTabs,
 			Policy: policy, ProxyListen: cfg.BrowserProxy, ProxyURL: cfg.BrowserProxyURL,
-			UserDataDir: filepath.Join(cfg.DataDir, "chrome")}, log)
+			UserDataDir: filepath.Join(cfg.DataDir, "chrome"), DevTools: !workerOnly}, log) // DevTools: the sessions' cdpUrl
 		defer pool.Close()
 		if err := pool.Available(); err != nil {
 			log.WarnContext(ctx, "browser unavailable: pages are fetched over plain HTTP only; actions and screenshots answer 400", "err", err)

@@ -91,6 +91,7 @@ var table = []mapping{
 	{interact.ErrTooMany, http.StatusTooManyRequests, "TOO_MANY_SESSIONS", ""},
 	{interact.ErrElsewhere, http.StatusConflict, "SESSION_ON_OTHER_SERVER", "Conflict: this browser session is held by another server process; send its requests to that process (sessions are not shared between replicas)."},
 	{interact.ErrProfileBusy, http.StatusConflict, "PROFILE_IN_USE", ""},
+	{interact.ErrCDPBusy, http.StatusTooManyRequests, "CDP_BUSY", ""},
 	{interact.ErrLanguage, http.StatusBadRequest, "INTERACT_LANGUAGE_NOT_SUPPORTED", ""},
 	{interact.ErrReplay, http.StatusBadGateway, "INTERACT_REPLAY_FAILED", ""},
 	{interact.ErrNoModel, http.StatusBadRequest, "SCRAPE_LLM_NOT_CONFIGURED", "prompt-driven interaction needs a language model, and this server has none configured (set OPENAI_BASE_URL and MODEL_NAME); send code instead"},

@@ -18,7 +18,9 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,6 +90,13 @@ type Options struct {
 	// AdHosts replaces the bundled ad and tracker block list (tests use
 	// it); nil means the bundled list.
 	AdHosts []string
+	// DevTools opens a second DevTools endpoint for the CDP proxy of
+	// interact sessions (Session.DevTools), which gives each of its
+	// clients a connection of its own: a local Chrome listens on a random
+	// port of 127.0.0.1 besides the pipe the pool drives it by; a remote
+	// Chrome is reached again at RemoteURL when that is a ws:// URL and
+	// its traffic is proxied (ProxyURL).
+	DevTools bool
 }
 
 // Pool owns one Chrome and hands out tabs. Its methods are safe for
@@ -127,6 +136,9 @@ type instance struct {
 	userAgent   string // Chrome's UA with "Headless" removed
 	major       string // Chrome's major version
 	slots       *slots // browser contexts, idle or in use
+	// devtools is the browser's ws:// DevTools URL for connections other
+	// than the pool's own; "" when there is none (Options.DevTools).
+	devtools string
 }
 
 // startTimeout bounds starting Chrome or connecting to it.
@@ -446,6 +458,9 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 		opts := append(chromeFlags(), chromedp.ExecPath(path), chromedp.UserDataDir(dir))
 		if p.proxyURL != "" {
 			opts = append(opts, proxyFlags(p.proxyURL)...)
+			if p.opts.DevTools {
+				opts = append(opts, devToolsPort())
+			}
 		}
 		allocCtx, inst.allocCancel = chromedp.NewExecAllocator(base, opts...)
 	}
@@ -468,6 +483,9 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 	}
 	if err == nil {
 		err = p.readVersion(ctx, inst)
+	}
+	if err == nil && p.opts.DevTools && p.proxyURL != "" {
+		p.devToolsURL(ctx, inst)
 	}
 	if err != nil {
 		inst.cancel()
@@ -506,4 +524,61 @@ func ctxError(stage string, err error) error {
 		return fmt.Errorf("browser: %s: %w: %w", stage, ErrTimeout, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("browser: %s: %w", stage, err)
+}
+
+// devToolsPort makes a local Chrome listen for DevTools connections on a
+// random port of 127.0.0.1 too (it keeps the pipe the pool uses). The flag
+// goes on the command line directly: as an allocator flag it would make
+// chromedp connect by websocket instead of the pipe. Replacing chromedp's
+// command hook, it keeps what that hook does on Linux: Chrome dies with
+// this process.
+func devToolsPort() chromedp.ExecAllocatorOption {
+	return chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+		cmd.Args = append(cmd.Args, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1")
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = new(syscall.SysProcAttr)
+		}
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	})
+}
+
+// devToolsWait bounds waiting for a local Chrome to write its DevTools
+// port.
+const devToolsWait = 5 * time.Second
+
+// devToolsURL notes the instance's DevTools URL: for a local Chrome, from
+// the DevToolsActivePort file it writes in its profile directory (port,
+// then path); for a remote one, RemoteURL when it is a ws:// URL. Without
+// one, sessions have no DevTools endpoint (logged).
+func (p *Pool) devToolsURL(ctx context.Context, inst *instance) {
+	if p.opts.RemoteURL != "" {
+		if strings.HasPrefix(p.opts.RemoteURL, "ws://") || strings.HasPrefix(p.opts.RemoteURL, "wss://") {
+			inst.devtools = p.opts.RemoteURL
+		} else {
+			p.log.WarnContext(ctx, "BROWSER_WS_URL is not a ws:// URL: interact sessions have no cdpUrl")
+		}
+		return
+	}
+	file := filepath.Join(inst.dataDir, "DevToolsActivePort")
+	deadline := time.Now().Add(devToolsWait)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b, err := os.ReadFile(file); err == nil {
+			port, path, ok := strings.Cut(strings.TrimSpace(string(b)), "\n")
+			if n, err := strconv.Atoi(port); ok && err == nil && n > 0 && strings.HasPrefix(path, "/devtools/browser/") {
+				inst.devtools = "ws://127.0.0.1:" + port + path
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			p.log.WarnContext(ctx, "chrome wrote no DevTools port: interact sessions have no cdpUrl", "file", file)
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

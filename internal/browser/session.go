@@ -354,3 +354,32 @@ func (s *Session) dispose(ctx context.Context) {
 	s.p.closeTab(ctx, s.inst, s.tb)
 	s.p.disposeContext(ctx, s.inst, s.sl.id)
 }
+
+// ErrNoDevTools: the pool has no DevTools endpoint for sessions
+// (Options.DevTools off, a remote Chrome without a ws:// URL or proxy).
+var ErrNoDevTools = errors.New("browser: no DevTools endpoint for sessions")
+
+// DevTools is how a CDP proxy reaches a session on a DevTools connection
+// of its own: Chrome's browser endpoint, which reaches every context, so
+// the proxy must confine its client to ContextID (internal/interact).
+type DevTools struct {
+	// URL is Chrome's ws:// browser endpoint.
+	URL string
+	// ContextID is the session's browser context.
+	ContextID string
+	// TargetID is the session's first page, which the session's own
+	// operations drive.
+	TargetID string
+}
+
+// DevTools returns the endpoint, context and page of the session, or
+// ErrNoDevTools, or ErrSessionClosed.
+func (s *Session) DevTools() (DevTools, error) {
+	if s.closedOrGone() {
+		return DevTools{}, ErrSessionClosed
+	}
+	if s.inst.devtools == "" {
+		return DevTools{}, ErrNoDevTools
+	}
+	return DevTools{URL: s.inst.devtools, ContextID: string(s.sl.id), TargetID: string(s.tb.id)}, nil
+}

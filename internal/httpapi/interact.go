@@ -71,8 +71,13 @@ var (
 		Details: []FieldError{{Path: []any{"prompt"}, Message: "no language model is configured", Code: "not_supported"}}}
 )
 
-// interactView is a session as the routes answer it. cdpUrl is not served
-// (see the README).
+// interactView is a session as the routes answer it. cdpUrl, liveViewUrl
+// and interactiveLiveViewUrl are given for an active session held by this
+// process: cdpUrl is a WebSocket (ws:// or wss://, GET
+// /v2/interact/{id}/cdp?token=) speaking the Chrome DevTools protocol to
+// the session's browser context only, for Playwright's connectOverCDP or
+// Puppeteer's connect (see internal/interact/cdpproxy.go for what it
+// refuses); its token is its only credential, like the live view's.
 type interactView struct {
 	ID            string `json:"id"`
 	Status        string `json:"status"`
@@ -80,6 +85,7 @@ type interactView struct {
 	CreatedAt     string `json:"createdAt"`
 	LastActivity  string `json:"lastActivity"`
 	ExpiresAt     string `json:"expiresAt"`
+	CDPURL        string `json:"cdpUrl,omitempty"`
 	// The live view URLs of an active session held by this process.
 	LiveViewURL            string `json:"liveViewUrl,omitempty"`
 	InteractiveLiveViewURL string `json:"interactiveLiveViewUrl,omitempty"`
@@ -90,6 +96,9 @@ type interactView struct {
 func (s *Server) addLiveURLs(r *http.Request, id string, body map[string]any) {
 	if view, interactive, ok := s.liveURLs(r, id); ok {
 		body["liveViewUrl"], body["interactiveLiveViewUrl"] = view, interactive
+	}
+	if u := s.cdpURL(r, id); u != "" {
+		body["cdpUrl"] = u
 	}
 }
 
@@ -166,6 +175,7 @@ func (s *Server) handleInteractList(w http.ResponseWriter, r *http.Request) erro
 		out[i] = viewOf(rec)
 		if rec.Status == store.InteractActive {
 			out[i].LiveViewURL, out[i].InteractiveLiveViewURL, _ = s.liveURLs(r, rec.ID)
+			out[i].CDPURL = s.cdpURL(r, rec.ID)
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"success": true, "sessions": out})

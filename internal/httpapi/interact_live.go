@@ -25,15 +25,58 @@ type LiveViews interface {
 	Live(id, token string) (interact.LiveView, error)
 }
 
-// liveRoutes serves the live view of sessions: a page, its JPEG stream and
-// its input, authenticated by the session's token in the URL (a browser
-// opens them without an API key).
+// liveRoutes serves the live view of sessions (a page, its JPEG stream
+// and its input) and their DevTools connections, authenticated by the
+// session's token in the URL (a browser or a CDP client opens them without
+// an API key).
 func (s *Server) liveRoutes(r chi.Router) {
-	for _, base := range []string{"/v2/interact/{id}/live", "/v2/browser/{id}/live"} {
-		r.Get(base, s.handle(s.handleLivePage))
-		r.Get(base+"/stream", s.handle(s.handleLiveStream))
-		r.Post(base+"/input", s.handle(s.handleLiveInput))
+	for _, base := range []string{"/v2/interact/{id}", "/v2/browser/{id}"} {
+		r.Get(base+"/live", s.handle(s.handleLivePage))
+		r.Get(base+"/live/stream", s.handle(s.handleLiveStream))
+		r.Post(base+"/live/input", s.handle(s.handleLiveInput))
+		r.Get(base+"/cdp", s.handle(s.handleCDP))
 	}
+}
+
+// DevToolsSessions serves the DevTools connections of sessions (cdpUrl);
+// *interact.Manager implements it.
+type DevToolsSessions interface {
+	CDPToken(id string) (string, bool)
+	ServeCDP(w http.ResponseWriter, r *http.Request, id, token string) error
+}
+
+// cdpURL returns the DevTools URL of a session held by this process, ""
+// when it has none.
+func (s *Server) cdpURL(r *http.Request, id string) string {
+	d, ok := s.interact.(DevToolsSessions)
+	if !ok {
+		return ""
+	}
+	token, ok := d.CDPToken(id)
+	if !ok {
+		return ""
+	}
+	base := s.baseURL(r)
+	if rest, ok := strings.CutPrefix(base, "https://"); ok {
+		base = "wss://" + rest
+	} else if rest, ok := strings.CutPrefix(base, "http://"); ok {
+		base = "ws://" + rest
+	}
+	return base + "/v2/interact/" + id + "/cdp?token=" + url.QueryEscape(token)
+}
+
+// handleCDP serves GET /v2/interact/{id}/cdp?token=: a WebSocket speaking
+// the DevTools protocol to the session's browser context only.
+func (s *Server) handleCDP(w http.ResponseWriter, r *http.Request) error {
+	d, ok := s.interact.(DevToolsSessions)
+	if !ok {
+		return errLiveNotFound
+	}
+	err := d.ServeCDP(w, r, chi.URLParam(r, "id"), r.URL.Query().Get("token"))
+	if errors.Is(err, interact.ErrNotFound) {
+		return errLiveNotFound
+	}
+	return err
 }
 
 // liveURLs returns the live view URLs of a session held by this process

@@ -77,7 +77,7 @@ func interactServer(t *testing.T, maxPerTeam int) *Server {
 	t.Helper()
 	path := testenv.ChromePath(t)
 	interactPoolOnce.Do(func() {
-		interactPool = browser.New(browser.Options{ChromePath: path, MaxTabs: 2, AllowPrivate: true}, slog.New(slog.DiscardHandler))
+		interactPool = browser.New(browser.Options{ChromePath: path, MaxTabs: 2, AllowPrivate: true, DevTools: true}, slog.New(slog.DiscardHandler))
 	})
 	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "firegate.db"), testenv.Logger(t))
 	if err != nil {

@@ -133,6 +133,11 @@ type live struct {
 	// viewToken and inputToken open the live view (watch; watch and
 	// interact); "" when the web view is not streamed.
 	viewToken, inputToken string
+	// cdpToken opens the session's DevTools connection (cdpUrl); "" when
+	// the browser has no DevTools endpoint. cdpConns counts the open
+	// connections (m.mu).
+	cdpToken string
+	cdpConns int
 }
 
 // New returns a Manager; Run reaps its expired sessions.
@@ -250,6 +255,9 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (store.InteractSes
 	l.rec = rec
 	if rec.StreamWebView {
 		l.viewToken, l.inputToken = newToken(), newToken()
+	}
+	if _, err := sess.DevTools(); err == nil {
+		l.cdpToken = newToken()
 	}
 	m.mu.Lock()
 	m.live[rec.ID] = l

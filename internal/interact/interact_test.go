@@ -30,7 +30,7 @@ func testPool(t testing.TB) *browser.Pool {
 	t.Helper()
 	path := testenv.ChromePath(t)
 	poolOnce.Do(func() {
-		pool = browser.New(browser.Options{ChromePath: path, MaxTabs: 2, AllowPrivate: true}, testenv.Logger(t))
+		pool = browser.New(browser.Options{ChromePath: path, MaxTabs: 2, AllowPrivate: true, DevTools: true}, testenv.Logger(t))
 	})
 	return pool
 }

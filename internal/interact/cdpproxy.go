@@ -1,0 +1,838 @@
+package interact
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/firegate/firegate/internal/browser"
+)
+
+// The DevTools proxy of a session.
+//
+// The client speaks CDP to what looks like a browser with one (default)
+// browser context, the session's; the proxy speaks to Chrome's browser
+// endpoint on a connection of its own, which reaches every context, so it
+// confines the client:
+//
+//   - Browser-level commands are refused unless listed in browserCommand;
+//     those that name a browser context get the session's (none given
+//     means the default context, which is the session's to the client),
+//     another context is refused; targets and windows must be the
+//     session's.
+//   - Target discovery and auto-attach are emulated: the proxy discovers
+//     every target, keeps the session's, and attaches to the session's
+//     pages itself (the browser's own auto-attach would attach to, and
+//     with waitForDebuggerOnStart pause, every team's new pages). A
+//     Target.createTarget is answered once its page is attached, as the
+//     browser does. Target.getBrowserContexts answers none, so clients
+//     take the session's context for the default one.
+//   - Commands on a session (sessionId) go only to sessions attached on
+//     this connection, all of them pages of the session's context or
+//     their frames and workers; their domains are listed in
+//     sessionDomains, and what reads the server's files (file inputs,
+//     drag data, file: URLs), writes them (downloads) or reaches beyond
+//     the context is refused.
+//   - Events reach the client only from its own sessions and, at the
+//     browser level, only target events of the session's context.
+//
+// Every page of the context, the client's new ones too, reaches the
+// network through the pool's guarded proxy (Chrome's proxy setting).
+// Messages from the client are capped at cdpMaxClientMessage, those from
+// Chrome at cdpMaxBrowserMessage, commands in flight at cdpMaxInflight.
+
+// Limits of a DevTools connection.
+const (
+	cdpMaxClientMessage  = 4 << 20
+	cdpMaxBrowserMessage = 64 << 20
+	cdpMaxInflight       = 256
+	cdpWriteTimeout      = 30 * time.Second
+	cdpHandshakeTimeout  = 10 * time.Second
+)
+
+// CDP error codes the proxy answers with.
+const (
+	cdpCodeInvalid   = -32600
+	cdpCodeRefused   = -32000
+	cdpCodeNoSession = -32001
+)
+
+// sessionDomains are the domains a client may use on its page sessions.
+var sessionDomains = map[string]bool{
+	"Accessibility": true, "Animation": true, "Audits": true, "Autofill": true, "BackgroundService": true,
+	"CacheStorage": true, "Console": true, "CSS": true, "Debugger": true, "DeviceOrientation": true, "DOM": true,
+	"DOMDebugger": true, "DOMSnapshot": true, "DOMStorage": true, "Emulation": true, "EventBreakpoints": true,
+	"Fetch": true, "HeadlessExperimental": true, "HeapProfiler": true, "IndexedDB": true, "Input": true,
+	"Inspector": true, "IO": true, "LayerTree": true, "Log": true, "Media": true, "Network": true, "Overlay": true,
+	"Page": true, "Performance": true, "PerformanceTimeline": true, "Preload": true, "Profiler": true,
+	"Runtime": true, "Schema": true, "Security": true, "ServiceWorker": true, "Storage": true, "Target": true,
+	"WebAudio": true, "WebAuthn": true,
+}
+
+// cdpMessage is a protocol message as the proxy reads it.
+type cdpMessage struct {
+	ID        *int64          `json:"id,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     *cdpError       `json:"error,omitempty"`
+}
+
+type cdpError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// cdpPending is a command sent to Chrome and not yet answered.
+type cdpPending struct {
+	clientID  int64 // the client's id; 0 for the proxy's own commands
+	client    bool
+	sessionID string
+	// done handles the answer instead of forwarding it; nil forwards it.
+	done func(result json.RawMessage, e *cdpError)
+}
+
+// cdpAttach is the proxy's attach to a page of the session.
+type cdpAttach struct {
+	done    bool
+	waiters []func()
+}
+
+// cdpTarget is a target of the session's context.
+type cdpTarget struct {
+	typ  string
+	info json.RawMessage
+}
+
+// cdpProxy is one client's connection. Its state is used by one goroutine
+// (run).
+type cdpProxy struct {
+	client, up *websocket.Conn
+	dt         browser.DevTools
+	touch      func()
+	log        *slog.Logger
+
+	next     int64
+	pending  map[int64]*cdpPending
+	inflight int
+	targets  map[string]*cdpTarget // the context's targets, by id
+	sessions map[string]string     // sessions attached on this connection -> target
+	attached map[string]*cdpAttach // the proxy's auto-attaches, by target
+	windows  map[int64]bool        // windows of the context's pages
+	// discover and autoAttach are the client's Target.setDiscoverTargets
+	// and Target.setAutoAttach at the browser level.
+	discover, autoAttach bool
+}
+
+// cdpRead is a message read from one side.
+type cdpRead struct {
+	fromClient bool
+	data       []byte
+	err        error
+}
+
+// runCDPProxy proxies between client and up (Chrome's browser endpoint)
+// for the session dt until ctx ends or a side closes.
+func runCDPProxy(ctx context.Context, client, up *websocket.Conn, dt browser.DevTools, touch func(), log *slog.Logger) error {
+	client.SetReadLimit(cdpMaxClientMessage)
+	up.SetReadLimit(cdpMaxBrowserMessage)
+	p := &cdpProxy{client: client, up: up, dt: dt, touch: touch, log: log,
+		pending: map[int64]*cdpPending{}, targets: map[string]*cdpTarget{}, sessions: map[string]string{},
+		attached: map[string]*cdpAttach{}, windows: map[int64]bool{}}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := p.handshake(ctx); err != nil {
+		return err
+	}
+	in := make(chan cdpRead)
+	// The reads outlive ctx: a read whose context ends closes the
+	// connection at once, and the caller still has a close reason to send.
+	// They end when the caller closes the connections.
+	rctx := context.WithoutCancel(ctx)
+	read := func(c *websocket.Conn, fromClient bool) {
+		for {
+			_, data, err := c.Read(rctx)
+			select {
+			case in <- cdpRead{fromClient: fromClient, data: data, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	go read(client, true)
+	go read(up, false)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case r := <-in:
+			if r.err != nil {
+				if r.fromClient {
+					return nil // the client left
+				}
+				return fmt.Errorf("chrome connection: %w", r.err)
+			}
+			var err error
+			if r.fromClient {
+				err = p.fromClient(ctx, r.data)
+			} else {
+				err = p.fromBrowser(ctx, r.data)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// handshake turns target discovery on for the proxy and learns the
+// context's targets before the client is served.
+func (p *cdpProxy) handshake(ctx context.Context) error {
+	hctx, cancel := context.WithTimeout(ctx, cdpHandshakeTimeout)
+	defer cancel()
+	id := p.nextID()
+	if err := p.writeUp(hctx, id, "", "Target.setDiscoverTargets", json.RawMessage(`{"discover":true}`)); err != nil {
+		return err
+	}
+	for {
+		_, data, err := p.up.Read(hctx)
+		if err != nil {
+			return fmt.Errorf("chrome connection: %w", err)
+		}
+		var m cdpMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			continue
+		}
+		if m.ID != nil && *m.ID == id {
+			if m.Error != nil {
+				return fmt.Errorf("discover targets: %s", m.Error.Message)
+			}
+			return nil
+		}
+		if m.Method == "Target.targetCreated" {
+			p.noteTarget(m.Params)
+		}
+	}
+}
+
+func (p *cdpProxy) nextID() int64 {
+	p.next++
+	return p.next
+}
+
+// writeClient sends data to the client.
+func (p *cdpProxy) writeClient(ctx context.Context, data []byte) error {
+	wctx, cancel := context.WithTimeout(ctx, cdpWriteTimeout)
+	defer cancel()
+	return p.client.Write(wctx, websocket.MessageText, data)
+}
+
+// writeUp sends a command to Chrome.
+func (p *cdpProxy) writeUp(ctx context.Context, id int64, sessionID, method string, params json.RawMessage) error {
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	b.WriteString(strconv.FormatInt(id, 10))
+	if sessionID != "" {
+		b.WriteString(`,"sessionId":`)
+		writeJSONString(&b, sessionID)
+	}
+	b.WriteString(`,"method":`)
+	writeJSONString(&b, method)
+	if len(params) > 0 {
+		b.WriteString(`,"params":`)
+		b.Write(params)
+	}
+	b.WriteByte('}')
+	wctx, cancel := context.WithTimeout(ctx, cdpWriteTimeout)
+	defer cancel()
+	if err := p.up.Write(wctx, websocket.MessageText, b.Bytes()); err != nil {
+		return fmt.Errorf("chrome connection: %w", err)
+	}
+	return nil
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	q, _ := json.Marshal(s) // a string always marshals
+	b.Write(q)
+}
+
+// answer sends the client a response: result, or e when set.
+func (p *cdpProxy) answer(ctx context.Context, id int64, sessionID string, result json.RawMessage, e *cdpError) error {
+	var b bytes.Buffer
+	b.WriteString(`{"id":`)
+	b.WriteString(strconv.FormatInt(id, 10))
+	if sessionID != "" {
+		b.WriteString(`,"sessionId":`)
+		writeJSONString(&b, sessionID)
+	}
+	if e != nil {
+		eb, _ := json.Marshal(e)
+		b.WriteString(`,"error":`)
+		b.Write(eb)
+	} else {
+		if len(result) == 0 {
+			result = json.RawMessage(`{}`)
+		}
+		b.WriteString(`,"result":`)
+		b.Write(result)
+	}
+	b.WriteByte('}')
+	return p.writeClient(ctx, b.Bytes())
+}
+
+// refuse answers a command with the proxy's error.
+func (p *cdpProxy) refuse(ctx context.Context, m cdpMessage, why string) error {
+	return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeRefused, Message: "firegate: " + m.Method + " is not allowed on a browser session's DevTools connection: " + why})
+}
+
+// event sends the client an event.
+func (p *cdpProxy) event(ctx context.Context, sessionID, method string, params any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	msg := map[string]any{"method": method, "params": json.RawMessage(raw)}
+	if sessionID != "" {
+		msg["sessionId"] = sessionID
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	return p.writeClient(ctx, b)
+}
+
+// send forwards a command to Chrome; done, when set, handles the answer.
+func (p *cdpProxy) send(ctx context.Context, m cdpMessage, params json.RawMessage, done func(json.RawMessage, *cdpError)) error {
+	id := p.nextID()
+	p.pending[id] = &cdpPending{clientID: *m.ID, client: true, sessionID: m.SessionID, done: done}
+	p.inflight++
+	return p.writeUp(ctx, id, m.SessionID, m.Method, params)
+}
+
+// call sends a command of the proxy's own to Chrome.
+func (p *cdpProxy) call(ctx context.Context, sessionID, method string, params any, done func(json.RawMessage, *cdpError)) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	id := p.nextID()
+	p.pending[id] = &cdpPending{sessionID: sessionID, done: done}
+	return p.writeUp(ctx, id, sessionID, method, raw)
+}
+
+// cdpParams are a command's parameters, field by field.
+type cdpParams map[string]json.RawMessage
+
+func parseParams(raw json.RawMessage) (cdpParams, error) {
+	ps := cdpParams{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ps, nil
+	}
+	if err := json.Unmarshal(raw, &ps); err != nil {
+		return nil, err
+	}
+	if ps == nil {
+		ps = cdpParams{}
+	}
+	return ps, nil
+}
+
+// str returns a string field ("" when absent or not a string).
+func (ps cdpParams) str(key string) string {
+	var s string
+	if v, ok := ps[key]; ok {
+		_ = json.Unmarshal(v, &s)
+	}
+	return s
+}
+
+// boolean returns a boolean field (false when absent).
+func (ps cdpParams) boolean(key string) bool {
+	var b bool
+	if v, ok := ps[key]; ok {
+		_ = json.Unmarshal(v, &b)
+	}
+	return b
+}
+
+func (ps cdpParams) set(key string, v any) {
+	b, _ := json.Marshal(v) // strings and booleans
+	ps[key] = b
+}
+
+func (ps cdpParams) encode() json.RawMessage {
+	b, _ := json.Marshal(map[string]json.RawMessage(ps)) // raw values read from JSON
+	return b
+}
+
+// fromClient handles a message of the client.
+func (p *cdpProxy) fromClient(ctx context.Context, data []byte) error {
+	var m cdpMessage
+	if err := json.Unmarshal(data, &m); err != nil || m.ID == nil {
+		return errors.New("the client sent a message that is not a DevTools command")
+	}
+	if m.Method == "" {
+		return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "Message must have string 'method' property"})
+	}
+	p.touch()
+	if p.inflight >= cdpMaxInflight {
+		return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeRefused, Message: fmt.Sprintf("firegate: more than %d commands in flight on this connection", cdpMaxInflight)})
+	}
+	ps, err := parseParams(m.Params)
+	if err != nil {
+		return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "Invalid parameters: params must be an object"})
+	}
+	// Any command naming a browser context must name the session's.
+	if bc, ok := ps["browserContextId"]; ok && string(bc) != "null" && ps.str("browserContextId") != p.dt.ContextID {
+		return p.refuse(ctx, m, "it names another browser context")
+	}
+	if m.SessionID != "" {
+		return p.sessionCommand(ctx, m, ps)
+	}
+	return p.browserCommand(ctx, m, ps)
+}
+
+// allowedURL reports whether a client may open rawURL in a page: the web
+// (through the guarded proxy), blank pages and data: URLs; never the
+// server's files or the browser's own pages.
+func allowedURL(rawURL string) bool {
+	if rawURL == "" {
+		return true
+	}
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https", "data":
+		return true
+	case "about":
+		return u.Opaque == "blank" || u.Opaque == "srcdoc"
+	}
+	return false
+}
+
+// sessionCommand handles a command on a session of the client.
+func (p *cdpProxy) sessionCommand(ctx context.Context, m cdpMessage, ps cdpParams) error {
+	target, ok := p.sessions[m.SessionID]
+	if !ok {
+		return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeNoSession, Message: "Session with given id not found."})
+	}
+	domain, _, _ := strings.Cut(m.Method, ".")
+	if !sessionDomains[domain] {
+		return p.refuse(ctx, m, "the "+domain+" domain reaches beyond the session's pages")
+	}
+	switch m.Method {
+	case "DOM.setFileInputFiles":
+		return p.refuse(ctx, m, "it would upload files from the server's disk")
+	case "Input.dispatchDragEvent":
+		// Re-encoded, so that Chrome reads the data checked here.
+		data, err := parseParams(ps["data"])
+		if err != nil {
+			return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "Invalid parameters: data must be an object"})
+		}
+		var files []string
+		_ = json.Unmarshal(data["files"], &files)
+		if len(files) > 0 {
+			return p.refuse(ctx, m, "dragged files would be read from the server's disk")
+		}
+		if _, ok := ps["data"]; ok {
+			ps["data"] = data.encode()
+		}
+	case "Network.loadNetworkResource":
+		return p.refuse(ctx, m, "it loads resources outside the page")
+	case "Page.setDownloadBehavior":
+		if ps.str("behavior") != "deny" {
+			return p.refuse(ctx, m, "downloads are not saved on the server; only behavior \"deny\" is accepted")
+		}
+	case "Page.navigate":
+		if !allowedURL(ps.str("url")) {
+			return p.refuse(ctx, m, "only http(s), data: and about:blank URLs may be opened")
+		}
+	case "Page.close", "Page.crash":
+		if target == p.dt.TargetID {
+			return p.refuse(ctx, m, "the session's first page lives as long as the session; DELETE the session to end it")
+		}
+	case "Target.setAutoAttach":
+		if ps.boolean("autoAttach") && !ps.boolean("flatten") {
+			return p.refuse(ctx, m, "only flatten mode is supported")
+		}
+	case "Target.getTargetInfo":
+		if id := ps.str("targetId"); id != "" && p.targets[id] == nil && id != target {
+			return p.refuse(ctx, m, "the target is not the session's")
+		}
+	case "Target.detachFromTarget":
+		if !p.ownsDetach(ps) {
+			return p.refuse(ctx, m, "the session or target is not this connection's")
+		}
+	default:
+		if domain == "Target" {
+			return p.refuse(ctx, m, "only setAutoAttach, getTargetInfo and detachFromTarget are served on a page session")
+		}
+	}
+	return p.send(ctx, m, ps.encode(), nil)
+}
+
+// ownsDetach reports whether a Target.detachFromTarget names a session of
+// this connection or a target of the context.
+func (p *cdpProxy) ownsDetach(ps cdpParams) bool {
+	if sid := ps.str("sessionId"); sid != "" {
+		_, ok := p.sessions[sid]
+		return ok
+	}
+	return p.targets[ps.str("targetId")] != nil
+}
+
+// browserCommand handles a browser-level command: what is not listed is
+// refused.
+func (p *cdpProxy) browserCommand(ctx context.Context, m cdpMessage, ps cdpParams) error {
+	ours := func(key string) bool { return p.targets[ps.str(key)] != nil }
+	switch m.Method {
+	case "Browser.getVersion":
+		return p.send(ctx, m, nil, nil)
+	case "Target.getBrowserContexts":
+		// The session's context is the client's default one.
+		return p.answer(ctx, *m.ID, "", json.RawMessage(`{"browserContextIds":[]}`), nil)
+	case "Target.setDiscoverTargets":
+		return p.setDiscover(ctx, m, ps.boolean("discover"))
+	case "Target.setAutoAttach":
+		if ps.boolean("autoAttach") && !ps.boolean("flatten") {
+			return p.refuse(ctx, m, "only flatten mode is supported")
+		}
+		return p.setAutoAttach(ctx, m, ps.boolean("autoAttach"))
+	case "Target.getTargets":
+		return p.send(ctx, m, ps.encode(), func(res json.RawMessage, e *cdpError) {
+			if e == nil {
+				res = p.filterTargets(res)
+			}
+			_ = p.answer(ctx, *m.ID, "", res, e)
+		})
+	case "Target.getTargetInfo":
+		if ps.str("targetId") != "" && !ours("targetId") {
+			return p.refuse(ctx, m, "the target is not the session's")
+		}
+		return p.send(ctx, m, ps.encode(), nil)
+	case "Target.attachToTarget":
+		if !ours("targetId") {
+			return p.refuse(ctx, m, "the target is not the session's")
+		}
+		if !ps.boolean("flatten") {
+			return p.refuse(ctx, m, "only flatten mode is supported")
+		}
+		return p.send(ctx, m, ps.encode(), nil)
+	case "Target.detachFromTarget":
+		if !p.ownsDetach(ps) {
+			return p.refuse(ctx, m, "the session or target is not this connection's")
+		}
+		return p.send(ctx, m, ps.encode(), nil)
+	case "Target.activateTarget":
+		if !ours("targetId") {
+			return p.refuse(ctx, m, "the target is not the session's")
+		}
+		return p.send(ctx, m, ps.encode(), nil)
+	case "Target.closeTarget":
+		if !ours("targetId") {
+			return p.refuse(ctx, m, "the target is not the session's")
+		}
+		if ps.str("targetId") == p.dt.TargetID {
+			return p.refuse(ctx, m, "the session's first page lives as long as the session; DELETE the session to end it")
+		}
+		return p.send(ctx, m, ps.encode(), nil)
+	case "Target.createTarget":
+		if !allowedURL(ps.str("url")) {
+			return p.refuse(ctx, m, "only http(s), data: and about:blank URLs may be opened")
+		}
+		ps.set("browserContextId", p.dt.ContextID)
+		return p.send(ctx, m, ps.encode(), func(res json.RawMessage, e *cdpError) {
+			var r struct {
+				TargetID string `json:"targetId"`
+			}
+			if e != nil || !p.autoAttach || json.Unmarshal(res, &r) != nil || r.TargetID == "" {
+				_ = p.answer(ctx, *m.ID, "", res, e)
+				return
+			}
+			// As the browser does: the page is attached before the answer.
+			p.attachPage(ctx, r.TargetID, func() { _ = p.answer(ctx, *m.ID, "", res, nil) })
+		})
+	case "Browser.setDownloadBehavior":
+		// Downloads are never saved on the server (a client's downloadPath
+		// is a path on its own machine).
+		params := cdpParams{}
+		params.set("behavior", "deny")
+		params.set("browserContextId", p.dt.ContextID)
+		return p.send(ctx, m, params.encode(), nil)
+	case "Browser.grantPermissions", "Browser.resetPermissions", "Browser.setPermission", "Browser.cancelDownload",
+		"Storage.getCookies", "Storage.setCookies", "Storage.clearCookies":
+		ps.set("browserContextId", p.dt.ContextID)
+		return p.send(ctx, m, ps.encode(), nil)
+	case "Browser.getWindowForTarget":
+		if !ours("targetId") {
+			return p.refuse(ctx, m, "the target is not the session's")
+		}
+		return p.send(ctx, m, ps.encode(), func(res json.RawMessage, e *cdpError) {
+			var r struct {
+				WindowID int64 `json:"windowId"`
+			}
+			if e == nil && json.Unmarshal(res, &r) == nil {
+				p.windows[r.WindowID] = true
+			}
+			_ = p.answer(ctx, *m.ID, "", res, e)
+		})
+	case "Browser.getWindowBounds", "Browser.setWindowBounds":
+		var id int64
+		if err := json.Unmarshal(ps["windowId"], &id); err != nil || !p.windows[id] {
+			return p.refuse(ctx, m, "the window is not one of the session's (ask Browser.getWindowForTarget first)")
+		}
+		return p.send(ctx, m, ps.encode(), nil)
+	}
+	return p.refuse(ctx, m, "it reaches beyond the session's browser context")
+}
+
+// filterTargets keeps the context's targets in a Target.getTargets
+// answer.
+func (p *cdpProxy) filterTargets(res json.RawMessage) json.RawMessage {
+	var r struct {
+		TargetInfos []json.RawMessage `json:"targetInfos"`
+	}
+	if json.Unmarshal(res, &r) != nil {
+		return json.RawMessage(`{"targetInfos":[]}`)
+	}
+	keep := make([]json.RawMessage, 0, len(r.TargetInfos))
+	for _, ti := range r.TargetInfos {
+		var info struct {
+			BrowserContextID string `json:"browserContextId"`
+		}
+		if json.Unmarshal(ti, &info) == nil && info.BrowserContextID == p.dt.ContextID {
+			keep = append(keep, ti)
+		}
+	}
+	out, _ := json.Marshal(map[string]any{"targetInfos": keep})
+	return out
+}
+
+// setDiscover turns the client's target discovery on or off; on, it
+// reports the context's targets first, as the browser does.
+func (p *cdpProxy) setDiscover(ctx context.Context, m cdpMessage, on bool) error {
+	was := p.discover
+	p.discover = on
+	if on && !was {
+		for _, t := range p.targets {
+			if err := p.event(ctx, "", "Target.targetCreated", map[string]json.RawMessage{"targetInfo": t.info}); err != nil {
+				return err
+			}
+		}
+	}
+	return p.answer(ctx, *m.ID, "", nil, nil)
+}
+
+// setAutoAttach turns the client's auto-attach on or off; on, the
+// context's pages are attached before the answer, as the browser does.
+func (p *cdpProxy) setAutoAttach(ctx context.Context, m cdpMessage, on bool) error {
+	p.autoAttach = on
+	var pages []string
+	if on {
+		for id, t := range p.targets {
+			if t.typ == "page" {
+				pages = append(pages, id)
+			}
+		}
+	}
+	left := len(pages) + 1
+	done := func() {
+		if left--; left == 0 {
+			_ = p.answer(ctx, *m.ID, "", nil, nil)
+		}
+	}
+	for _, id := range pages {
+		p.attachPage(ctx, id, done)
+	}
+	done()
+	return nil
+}
+
+// attachPage attaches the proxy's auto-attach session to a page of the
+// context once, then calls then (when set).
+func (p *cdpProxy) attachPage(ctx context.Context, targetID string, then func()) {
+	if a := p.attached[targetID]; a != nil {
+		if a.done {
+			if then != nil {
+				then()
+			}
+		} else if then != nil {
+			a.waiters = append(a.waiters, then)
+		}
+		return
+	}
+	a := &cdpAttach{}
+	if then != nil {
+		a.waiters = append(a.waiters, then)
+	}
+	p.attached[targetID] = a
+	err := p.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true}, func(res json.RawMessage, e *cdpError) {
+		a.done = true
+		if e == nil {
+			var r struct {
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(res, &r) == nil && r.SessionID != "" {
+				p.sessions[r.SessionID] = targetID
+			}
+		}
+		for _, w := range a.waiters {
+			w()
+		}
+		a.waiters = nil
+	})
+	if err != nil {
+		p.log.Debug("auto-attach", "target", targetID, "err", err)
+	}
+}
+
+// noteTarget records a target of the context from a Target.targetCreated
+// or Target.targetInfoChanged; it reports the target's id when it is the
+// context's.
+func (p *cdpProxy) noteTarget(params json.RawMessage) (string, bool) {
+	var ev struct {
+		TargetInfo json.RawMessage `json:"targetInfo"`
+	}
+	if json.Unmarshal(params, &ev) != nil {
+		return "", false
+	}
+	var info struct {
+		TargetID         string `json:"targetId"`
+		Type             string `json:"type"`
+		BrowserContextID string `json:"browserContextId"`
+	}
+	if json.Unmarshal(ev.TargetInfo, &info) != nil || info.TargetID == "" || info.BrowserContextID != p.dt.ContextID {
+		return "", false
+	}
+	p.targets[info.TargetID] = &cdpTarget{typ: info.Type, info: ev.TargetInfo}
+	return info.TargetID, true
+}
+
+// fromBrowser handles a message of Chrome.
+func (p *cdpProxy) fromBrowser(ctx context.Context, data []byte) error {
+	var m cdpMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil
+	}
+	if m.ID != nil {
+		pd := p.pending[*m.ID]
+		if pd == nil {
+			return nil
+		}
+		delete(p.pending, *m.ID)
+		if pd.client {
+			p.inflight--
+		}
+		if pd.done != nil {
+			pd.done(m.Result, m.Error)
+			return nil
+		}
+		return p.answer(ctx, pd.clientID, pd.sessionID, m.Result, m.Error)
+	}
+	if m.Method == "" {
+		return nil
+	}
+	if m.SessionID != "" {
+		return p.sessionEvent(ctx, m, data)
+	}
+	switch m.Method {
+	case "Target.targetCreated":
+		id, ok := p.noteTarget(m.Params)
+		if !ok {
+			return nil
+		}
+		if p.autoAttach && p.targets[id].typ == "page" {
+			p.attachPage(ctx, id, nil)
+		}
+	case "Target.targetInfoChanged":
+		if _, ok := p.noteTarget(m.Params); !ok {
+			return nil
+		}
+	case "Target.targetDestroyed", "Target.targetCrashed":
+		var ev struct {
+			TargetID string `json:"targetId"`
+		}
+		if json.Unmarshal(m.Params, &ev) != nil || p.targets[ev.TargetID] == nil {
+			return nil
+		}
+		if m.Method == "Target.targetDestroyed" {
+			delete(p.targets, ev.TargetID)
+			delete(p.attached, ev.TargetID)
+		}
+	case "Target.attachedToTarget":
+		var ev struct {
+			SessionID  string `json:"sessionId"`
+			TargetInfo struct {
+				TargetID         string `json:"targetId"`
+				BrowserContextID string `json:"browserContextId"`
+			} `json:"targetInfo"`
+		}
+		if json.Unmarshal(m.Params, &ev) != nil || ev.TargetInfo.BrowserContextID != p.dt.ContextID || ev.SessionID == "" {
+			return nil
+		}
+		p.sessions[ev.SessionID] = ev.TargetInfo.TargetID
+		return p.writeClient(ctx, data)
+	case "Target.detachedFromTarget":
+		var ev struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(m.Params, &ev) != nil {
+			return nil
+		}
+		if _, ok := p.sessions[ev.SessionID]; !ok {
+			return nil
+		}
+		delete(p.sessions, ev.SessionID)
+		return p.writeClient(ctx, data)
+	default:
+		return nil // other browser-level events are not the session's
+	}
+	if !p.discover {
+		return nil
+	}
+	return p.writeClient(ctx, data)
+}
+
+// sessionEvent forwards an event of a session of this connection, noting
+// the frames and workers attached to it.
+func (p *cdpProxy) sessionEvent(ctx context.Context, m cdpMessage, data []byte) error {
+	if _, ok := p.sessions[m.SessionID]; !ok {
+		return nil
+	}
+	switch m.Method {
+	case "Target.attachedToTarget":
+		var ev struct {
+			SessionID  string `json:"sessionId"`
+			TargetInfo struct {
+				TargetID string `json:"targetId"`
+			} `json:"targetInfo"`
+		}
+		if json.Unmarshal(m.Params, &ev) == nil && ev.SessionID != "" {
+			p.sessions[ev.SessionID] = ev.TargetInfo.TargetID
+		}
+	case "Target.detachedFromTarget":
+		var ev struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(m.Params, &ev) == nil {
+			delete(p.sessions, ev.SessionID)
+		}
+	}
+	return p.writeClient(ctx, data)
+}
