@@ -110,9 +110,9 @@ const (
 // MapOptions describe one map. The zero value of every field is the API
 // default, so MapOptions{URL: u} maps u as POST /v2/map would by default.
 type MapOptions struct {
-	// CheckHop, when set, is asked about every redirect hop of the map's
-	// page and sitemap fetches (threat protection); a refused hop fails
-	// that fetch.
+	// CheckHop, when set, is asked about the URL of every page and
+	// sitemap fetch of the map and about each of its redirect hops
+	// (threat protection); a refused URL or hop fails that fetch.
 	CheckHop func(u *url.URL) error `json:"-"`
 	// URL is the absolute http(s) start URL.
 	URL string
@@ -418,6 +418,15 @@ func (r *run) get(ctx context.Context, u string) (*fetch.Response, error) {
 	}
 	if r.o.Delay > 0 {
 		defer func() { r.lastReq = time.Now() }()
+	}
+	if r.o.CheckHop != nil {
+		// A sitemap named by robots.txt or an index may be on another
+		// host: it is checked like a redirect hop before it is fetched.
+		if pu, err := url.Parse(u); err == nil {
+			if err := r.o.CheckHop(pu); err != nil {
+				return nil, err
+			}
+		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.m.opts.RequestTimeout)
 	defer cancel()

@@ -169,7 +169,7 @@ func (r *Runner) sitemapURLs(ctx context.Context, c *cachedJob) []string {
 			ok, _ := c.rules.Allow(u, 0, false)
 			return ok
 		},
-		CheckHop: func(u *url.URL) error { return r.cfg.Threat.Check(u.Hostname(), c.opts.Scrape.ThreatProtection) },
+		CheckHop: r.threatHop(c),
 	})
 	if err != nil {
 		r.cfg.Log.InfoContext(ctx, "crawl: no sitemap", "job_id", c.job.ID, "err", err)
@@ -643,7 +643,9 @@ func (r *Runner) robotsFor(ctx context.Context, c *cachedJob, u *url.URL) *Robot
 	}
 	fctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	rb, err := FetchRobots(fctx, r.cfg.Fetcher, u, r.cfg.UserAgent)
+	// Threat protection: a blocked host's robots.txt is not fetched (its
+	// pages are refused when scraped), nor a redirect to one followed.
+	rb, err := FetchRobots(fctx, checkedFetcher{f: r.cfg.Fetcher, check: r.threatHop(c)}, u, r.cfg.UserAgent)
 	if err != nil {
 		r.cfg.Log.InfoContext(ctx, "robots.txt unavailable; allowing all", "job_id", c.job.ID, "host", u.Host, "err", err)
 	}
