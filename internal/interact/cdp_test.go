@@ -324,7 +324,6 @@ func TestCDPConfinesToSession(t *testing.T) {
 		{"", "Target.createBrowserContext", map[string]any{}},
 		{"", "Target.disposeBrowserContext", map[string]any{"browserContextId": dtB.ContextID}},
 		{"", "Target.disposeBrowserContext", map[string]any{"browserContextId": dtA.ContextID}},
-		{"", "Target.attachToBrowserTarget", nil},
 		{"", "Target.exposeDevToolsProtocol", map[string]any{"targetId": dtA.TargetID}},
 		{"", "Target.sendMessageToTarget", map[string]any{"message": "{}", "targetId": dtB.TargetID}},
 		{"", "Target.attachToTarget", map[string]any{"targetId": dtA.TargetID, "flatten": false}},
@@ -356,6 +355,41 @@ func TestCDPConfinesToSession(t *testing.T) {
 	} {
 		c.refused(ctx, tc.session, tc.method, tc.params)
 	}
+	// A browser-level session (Playwright's CDP sessions) is confined the
+	// same way.
+	var bt struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.ok(ctx, "", "Target.attachToBrowserTarget", nil, &bt)
+	if bt.SessionID == "" {
+		t.Fatal("attachToBrowserTarget: no session")
+	}
+	for _, tc := range []struct {
+		method string
+		params any
+	}{
+		{"Target.attachToTarget", map[string]any{"targetId": dtB.TargetID, "flatten": true}},
+		{"Target.createBrowserContext", map[string]any{}},
+		{"Browser.close", nil},
+		{"Target.createTarget", map[string]any{"url": "about:blank", "browserContextId": dtB.ContextID}},
+	} {
+		c.refused(ctx, bt.SessionID, tc.method, tc.params)
+	}
+	c.ok(ctx, bt.SessionID, "Target.getTargets", nil, &tgs)
+	for _, ti := range tgs.TargetInfos {
+		if ti.BrowserContextID != dtA.ContextID {
+			t.Errorf("getTargets on a browser session lists %s of context %s", ti.TargetID, ti.BrowserContextID)
+		}
+	}
+	var viaB struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.ok(ctx, bt.SessionID, "Target.attachToTarget", map[string]any{"targetId": dtA.TargetID, "flatten": true}, &viaB)
+	c.ok(ctx, viaB.SessionID, "Runtime.evaluate", map[string]any{"expression": "document.title", "returnByValue": true}, &ev)
+	if ev.Result.Value != "Shop" {
+		t.Errorf("title through the browser session's attach = %q", ev.Result.Value)
+	}
+
 	// A session of the browser's that this connection did not attach.
 	if m := c.call(ctx, "0123456789ABCDEF0123456789ABCDEF", "Runtime.evaluate", map[string]any{"expression": "1"}); m.Error == nil {
 		t.Errorf("a foreign session id was served: %s", m.Result)

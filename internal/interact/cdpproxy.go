@@ -24,7 +24,9 @@ import (
 // endpoint on a connection of its own, which reaches every context, so it
 // confines the client:
 //
-//   - Browser-level commands are refused unless listed in browserCommand;
+//   - Browser-level commands (on the connection, or on a browser session
+//     of Target.attachToBrowserTarget) are refused unless listed in
+//     browserCommand;
 //     those that name a browser context get the session's (none given
 //     means the default context, which is the session's to the client),
 //     another context is refused; targets and windows must be the
@@ -126,12 +128,21 @@ type cdpProxy struct {
 	pending  map[int64]*cdpPending
 	inflight int
 	targets  map[string]*cdpTarget // the context's targets, by id
-	sessions map[string]string     // sessions attached on this connection -> target
-	attached map[string]*cdpAttach // the proxy's auto-attaches, by target
-	windows  map[int64]bool        // windows of the context's pages
+	sessions map[string]string     // page sessions attached on this connection -> target
+	// browsers are the browser-level sessions: the connection itself ("")
+	// and those of Target.attachToBrowserTarget (Playwright's CDP
+	// sessions), each confined alike.
+	browsers map[string]*cdpBrowser
+	windows  map[int64]bool // windows of the context's pages
+}
+
+// cdpBrowser is a browser-level session of the client.
+type cdpBrowser struct {
+	id string
 	// discover and autoAttach are the client's Target.setDiscoverTargets
-	// and Target.setAutoAttach at the browser level.
+	// and Target.setAutoAttach on it.
 	discover, autoAttach bool
+	attached             map[string]*cdpAttach // its auto-attaches, by target
 }
 
 // cdpRead is a message read from one side.
@@ -148,7 +159,7 @@ func runCDPProxy(ctx context.Context, client, up *websocket.Conn, dt browser.Dev
 	up.SetReadLimit(cdpMaxBrowserMessage)
 	p := &cdpProxy{client: client, up: up, dt: dt, touch: touch, log: log,
 		pending: map[int64]*cdpPending{}, targets: map[string]*cdpTarget{}, sessions: map[string]string{},
-		attached: map[string]*cdpAttach{}, windows: map[int64]bool{}}
+		browsers: map[string]*cdpBrowser{"": {attached: map[string]*cdpAttach{}}}, windows: map[int64]bool{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := p.handshake(ctx); err != nil {
@@ -400,10 +411,10 @@ func (p *cdpProxy) fromClient(ctx context.Context, data []byte) error {
 	if bc, ok := ps["browserContextId"]; ok && string(bc) != "null" && ps.str("browserContextId") != p.dt.ContextID {
 		return p.refuse(ctx, m, "it names another browser context")
 	}
-	if m.SessionID != "" {
-		return p.sessionCommand(ctx, m, ps)
+	if bs := p.browsers[m.SessionID]; bs != nil {
+		return p.browserCommand(ctx, m, ps, bs)
 	}
-	return p.browserCommand(ctx, m, ps)
+	return p.sessionCommand(ctx, m, ps)
 }
 
 // allowedURL reports whether a client may open rawURL in a page: the web
@@ -492,34 +503,45 @@ func (p *cdpProxy) sessionCommand(ctx context.Context, m cdpMessage, ps cdpParam
 func (p *cdpProxy) ownsDetach(ps cdpParams) bool {
 	if sid := ps.str("sessionId"); sid != "" {
 		_, ok := p.sessions[sid]
-		return ok
+		return ok || p.browsers[sid] != nil
 	}
 	return p.targets[ps.str("targetId")] != nil
 }
 
 // browserCommand handles a browser-level command: what is not listed is
 // refused.
-func (p *cdpProxy) browserCommand(ctx context.Context, m cdpMessage, ps cdpParams) error {
+func (p *cdpProxy) browserCommand(ctx context.Context, m cdpMessage, ps cdpParams, bs *cdpBrowser) error {
 	ours := func(key string) bool { return p.targets[ps.str(key)] != nil }
 	switch m.Method {
 	case "Browser.getVersion":
 		return p.send(ctx, m, nil, nil)
 	case "Target.getBrowserContexts":
 		// The session's context is the client's default one.
-		return p.answer(ctx, *m.ID, "", json.RawMessage(`{"browserContextIds":[]}`), nil)
+		return p.answer(ctx, *m.ID, m.SessionID, json.RawMessage(`{"browserContextIds":[]}`), nil)
 	case "Target.setDiscoverTargets":
-		return p.setDiscover(ctx, m, ps.boolean("discover"))
+		return p.setDiscover(ctx, m, bs, ps.boolean("discover"))
 	case "Target.setAutoAttach":
 		if ps.boolean("autoAttach") && !ps.boolean("flatten") {
 			return p.refuse(ctx, m, "only flatten mode is supported")
 		}
-		return p.setAutoAttach(ctx, m, ps.boolean("autoAttach"))
+		return p.setAutoAttach(ctx, m, bs, ps.boolean("autoAttach"))
 	case "Target.getTargets":
 		return p.send(ctx, m, ps.encode(), func(res json.RawMessage, e *cdpError) {
 			if e == nil {
 				res = p.filterTargets(res)
 			}
-			_ = p.answer(ctx, *m.ID, "", res, e)
+			_ = p.answer(ctx, *m.ID, m.SessionID, res, e)
+		})
+	case "Target.attachToBrowserTarget":
+		// A browser-level session, confined as the connection is.
+		return p.send(ctx, m, nil, func(res json.RawMessage, e *cdpError) {
+			var r struct {
+				SessionID string `json:"sessionId"`
+			}
+			if e == nil && json.Unmarshal(res, &r) == nil && r.SessionID != "" {
+				p.browsers[r.SessionID] = &cdpBrowser{id: r.SessionID, attached: map[string]*cdpAttach{}}
+			}
+			_ = p.answer(ctx, *m.ID, m.SessionID, res, e)
 		})
 	case "Target.getTargetInfo":
 		if ps.str("targetId") != "" && !ours("targetId") {
@@ -561,12 +583,12 @@ func (p *cdpProxy) browserCommand(ctx context.Context, m cdpMessage, ps cdpParam
 			var r struct {
 				TargetID string `json:"targetId"`
 			}
-			if e != nil || !p.autoAttach || json.Unmarshal(res, &r) != nil || r.TargetID == "" {
-				_ = p.answer(ctx, *m.ID, "", res, e)
+			if e != nil || !bs.autoAttach || json.Unmarshal(res, &r) != nil || r.TargetID == "" {
+				_ = p.answer(ctx, *m.ID, m.SessionID, res, e)
 				return
 			}
 			// As the browser does: the page is attached before the answer.
-			p.attachPage(ctx, r.TargetID, func() { _ = p.answer(ctx, *m.ID, "", res, nil) })
+			p.attachPage(ctx, bs, r.TargetID, func() { _ = p.answer(ctx, *m.ID, m.SessionID, res, nil) })
 		})
 	case "Browser.setDownloadBehavior":
 		// Downloads are never saved on the server (a client's downloadPath
@@ -590,7 +612,7 @@ func (p *cdpProxy) browserCommand(ctx context.Context, m cdpMessage, ps cdpParam
 			if e == nil && json.Unmarshal(res, &r) == nil {
 				p.windows[r.WindowID] = true
 			}
-			_ = p.answer(ctx, *m.ID, "", res, e)
+			_ = p.answer(ctx, *m.ID, m.SessionID, res, e)
 		})
 	case "Browser.getWindowBounds", "Browser.setWindowBounds":
 		var id int64
@@ -626,23 +648,23 @@ func (p *cdpProxy) filterTargets(res json.RawMessage) json.RawMessage {
 
 // setDiscover turns the client's target discovery on or off; on, it
 // reports the context's targets first, as the browser does.
-func (p *cdpProxy) setDiscover(ctx context.Context, m cdpMessage, on bool) error {
-	was := p.discover
-	p.discover = on
+func (p *cdpProxy) setDiscover(ctx context.Context, m cdpMessage, bs *cdpBrowser, on bool) error {
+	was := bs.discover
+	bs.discover = on
 	if on && !was {
 		for _, t := range p.targets {
-			if err := p.event(ctx, "", "Target.targetCreated", map[string]json.RawMessage{"targetInfo": t.info}); err != nil {
+			if err := p.event(ctx, bs.id, "Target.targetCreated", map[string]json.RawMessage{"targetInfo": t.info}); err != nil {
 				return err
 			}
 		}
 	}
-	return p.answer(ctx, *m.ID, "", nil, nil)
+	return p.answer(ctx, *m.ID, m.SessionID, nil, nil)
 }
 
 // setAutoAttach turns the client's auto-attach on or off; on, the
 // context's pages are attached before the answer, as the browser does.
-func (p *cdpProxy) setAutoAttach(ctx context.Context, m cdpMessage, on bool) error {
-	p.autoAttach = on
+func (p *cdpProxy) setAutoAttach(ctx context.Context, m cdpMessage, bs *cdpBrowser, on bool) error {
+	bs.autoAttach = on
 	var pages []string
 	if on {
 		for id, t := range p.targets {
@@ -654,20 +676,21 @@ func (p *cdpProxy) setAutoAttach(ctx context.Context, m cdpMessage, on bool) err
 	left := len(pages) + 1
 	done := func() {
 		if left--; left == 0 {
-			_ = p.answer(ctx, *m.ID, "", nil, nil)
+			_ = p.answer(ctx, *m.ID, m.SessionID, nil, nil)
 		}
 	}
 	for _, id := range pages {
-		p.attachPage(ctx, id, done)
+		p.attachPage(ctx, bs, id, done)
 	}
 	done()
 	return nil
 }
 
-// attachPage attaches the proxy's auto-attach session to a page of the
-// context once, then calls then (when set).
-func (p *cdpProxy) attachPage(ctx context.Context, targetID string, then func()) {
-	if a := p.attached[targetID]; a != nil {
+// attachPage attaches a page of the context to the browser-level session
+// bs once (the browser tells bs with Target.attachedToTarget), then calls
+// then (when set).
+func (p *cdpProxy) attachPage(ctx context.Context, bs *cdpBrowser, targetID string, then func()) {
+	if a := bs.attached[targetID]; a != nil {
 		if a.done {
 			if then != nil {
 				then()
@@ -681,8 +704,8 @@ func (p *cdpProxy) attachPage(ctx context.Context, targetID string, then func())
 	if then != nil {
 		a.waiters = append(a.waiters, then)
 	}
-	p.attached[targetID] = a
-	err := p.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true}, func(res json.RawMessage, e *cdpError) {
+	bs.attached[targetID] = a
+	err := p.call(ctx, bs.id, "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true}, func(res json.RawMessage, e *cdpError) {
 		a.done = true
 		if e == nil {
 			var r struct {
@@ -749,21 +772,28 @@ func (p *cdpProxy) fromBrowser(ctx context.Context, data []byte) error {
 		return nil
 	}
 	if m.SessionID != "" {
+		if bs := p.browsers[m.SessionID]; bs != nil {
+			return p.browserEvent(ctx, bs, m, data)
+		}
 		return p.sessionEvent(ctx, m, data)
 	}
 	switch m.Method {
-	case "Target.targetCreated":
+	case "Target.targetCreated", "Target.targetInfoChanged":
 		id, ok := p.noteTarget(m.Params)
 		if !ok {
 			return nil
 		}
-		if p.autoAttach && p.targets[id].typ == "page" {
-			p.attachPage(ctx, id, nil)
+		if err := p.discovered(ctx, m, data); err != nil {
+			return err
 		}
-	case "Target.targetInfoChanged":
-		if _, ok := p.noteTarget(m.Params); !ok {
-			return nil
+		if m.Method == "Target.targetCreated" && p.targets[id].typ == "page" {
+			for _, bs := range p.browsers {
+				if bs.autoAttach {
+					p.attachPage(ctx, bs, id, nil)
+				}
+			}
 		}
+		return nil
 	case "Target.targetDestroyed", "Target.targetCrashed":
 		var ev struct {
 			TargetID string `json:"targetId"`
@@ -773,8 +803,41 @@ func (p *cdpProxy) fromBrowser(ctx context.Context, data []byte) error {
 		}
 		if m.Method == "Target.targetDestroyed" {
 			delete(p.targets, ev.TargetID)
-			delete(p.attached, ev.TargetID)
+			for _, bs := range p.browsers {
+				delete(bs.attached, ev.TargetID)
+			}
 		}
+		return p.discovered(ctx, m, data)
+	case "Target.attachedToTarget", "Target.detachedFromTarget":
+		return p.browserEvent(ctx, p.browsers[""], m, data)
+	}
+	return nil // other browser-level events are not the session's
+}
+
+// discovered passes a target event of the context to the browser-level
+// sessions that discover targets.
+func (p *cdpProxy) discovered(ctx context.Context, m cdpMessage, data []byte) error {
+	for _, bs := range p.browsers {
+		if !bs.discover {
+			continue
+		}
+		var err error
+		if bs.id == "" {
+			err = p.writeClient(ctx, data)
+		} else {
+			err = p.event(ctx, bs.id, m.Method, m.Params)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// browserEvent passes an attach or detach event of a browser-level
+// session when it is about the context's pages (or the session itself).
+func (p *cdpProxy) browserEvent(ctx context.Context, bs *cdpBrowser, m cdpMessage, data []byte) error {
+	switch m.Method {
 	case "Target.attachedToTarget":
 		var ev struct {
 			SessionID  string `json:"sessionId"`
@@ -795,18 +858,16 @@ func (p *cdpProxy) fromBrowser(ctx context.Context, data []byte) error {
 		if json.Unmarshal(m.Params, &ev) != nil {
 			return nil
 		}
-		if _, ok := p.sessions[ev.SessionID]; !ok {
+		if _, ok := p.sessions[ev.SessionID]; ok {
+			delete(p.sessions, ev.SessionID)
+		} else if ev.SessionID != "" && p.browsers[ev.SessionID] != nil {
+			delete(p.browsers, ev.SessionID)
+		} else {
 			return nil
 		}
-		delete(p.sessions, ev.SessionID)
 		return p.writeClient(ctx, data)
-	default:
-		return nil // other browser-level events are not the session's
 	}
-	if !p.discover {
-		return nil
-	}
-	return p.writeClient(ctx, data)
+	return nil
 }
 
 // sessionEvent forwards an event of a session of this connection, noting
