@@ -35,6 +35,15 @@ func isNegativeWord(w string) bool {
 	return false
 }
 
+// isPostWord reports the negative words that, on a forum, mark its posts.
+func isPostWord(w string) bool {
+	switch w {
+	case "comment", "comments", "commentlist", "respond", "disqus":
+		return true
+	}
+	return false
+}
+
 // isWeakNegativeWord reports class/id words that often mark boilerplate but
 // also wrap content in page builders (every block of some is a "widget"):
 // they lower a container's score without removing it.
@@ -78,13 +87,13 @@ func isHiddenToken(w string) bool {
 
 // classInfo reads the class and id of n: the strongest hint and a weight
 // (+25 per positive token, -25 per negative token) for content scoring.
-func classInfo(n *html.Node) (h hint, weight int) {
+func classInfo(n *html.Node, pk pageKind) (h hint, weight int) {
 	for _, a := range n.Attr {
 		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
 			continue
 		}
 		for _, tok := range strings.Fields(a.Val) {
-			th, tw := tokenInfo(tok)
+			th, tw := tokenInfo(tok, pk)
 			weight += tw
 			if th == hintNegative || (th == hintNav && h != hintNegative) || (th == hintHeader && h == hintNone) {
 				h = th
@@ -94,7 +103,7 @@ func classInfo(n *html.Node) (h hint, weight int) {
 	return h, weight
 }
 
-func tokenInfo(tok string) (hint, int) {
+func tokenInfo(tok string, pk pageKind) (hint, int) {
 	var buf [64]byte
 	if len(tok) > len(buf) {
 		return hintNone, 0
@@ -121,6 +130,9 @@ func tokenInfo(tok string) (hint, int) {
 		if i > start {
 			w := low[start:i]
 			switch {
+			case pk == kindForum && isPostWord(string(w)):
+				// On a forum the comments are the posts.
+				pos = true
 			case isNegativeWord(string(w)):
 				neg = true
 			case isWeakNegativeWord(string(w)):
@@ -154,12 +166,12 @@ func tokenInfo(tok string) (hint, int) {
 	return hintNone, 0
 }
 
-func classHint(n *html.Node) hint {
-	h, _ := classInfo(n)
+func classHint(n *html.Node, pk pageKind) hint {
+	h, _ := classInfo(n, pk)
 	return h
 }
 
-func classWeight(n *html.Node) float64 {
-	_, w := classInfo(n)
+func classWeight(n *html.Node, pk pageKind) float64 {
+	_, w := classInfo(n, pk)
 	return float64(w)
 }

@@ -211,7 +211,7 @@ func paragraphScore(f *frame) float64 {
 
 // findAnchor returns the best-scoring content container (or nil), the total
 // text of root and the single <main> element, if any.
-func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node, lds map[*html.Node]float64) {
+func findAnchor(root *html.Node, pk pageKind) (anchor *html.Node, total int, main *html.Node, lds map[*html.Node]float64) {
 	var best, anchorLD, bestChrome, chromeLD float64
 	var chromeAnchor *html.Node
 	lds = map[*html.Node]float64{}
@@ -240,7 +240,7 @@ func findAnchor(root *html.Node) (anchor *html.Node, total int, main *html.Node,
 				lds[f.n] = ld(f)
 			}
 			if f.score > 0 {
-				adj := f.score + classWeight(f.n)
+				adj := f.score + classWeight(f.n, pk)
 				if f.text > 0 {
 					adj *= 1 - float64(f.link)/float64(f.text)
 				}
@@ -277,7 +277,7 @@ func ld(f *frame) float64 {
 }
 
 func mainContent(root *html.Node, pk pageKind) {
-	anchor, total, main, lds := findAnchor(root)
+	anchor, total, main, lds := findAnchor(root, pk)
 	protected := map[*html.Node]bool{}
 	if anchor != nil {
 		for p := anchor; p != nil && p != root; p = p.Parent {
@@ -328,7 +328,7 @@ func prune(root, anchor *html.Node, protected map[*html.Node]bool, lds map[*html
 			if protected[n] {
 				return keep
 			}
-			k := classify(n, w.top().content, mild)
+			k := classify(n, w.top().content, mild, pk)
 			if k != remove && k != removeNav && pk == kindProduct && !mild && productBoilerplate(n) {
 				k = remove
 			}
@@ -416,7 +416,7 @@ func attrIs(n *html.Node, key, val string) bool {
 }
 
 // classify decides what to do with an element on entry.
-func classify(n *html.Node, inContent, mild bool) kind {
+func classify(n *html.Node, inContent, mild bool, pk pageKind) kind {
 	if isHidden(n) {
 		return remove
 	}
@@ -452,7 +452,7 @@ func classify(n *html.Node, inContent, mild bool) kind {
 	}
 	h := hintNone
 	if !mild {
-		h = classHint(n)
+		h = classHint(n, pk)
 	}
 	switch h {
 	case hintNav:

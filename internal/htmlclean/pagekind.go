@@ -17,7 +17,12 @@ type pageKind uint8
 const (
 	kindUnknown pageKind = iota
 	kindProduct          // a single product (schema.org Product, og:type product)
+	kindForum            // a discussion thread (schema.org DiscussionForumPosting, Comment)
 )
+
+var ldForumType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"DiscussionForumPosting"`)
+
+var ldQAType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"QAPage"`)
 
 var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductGroup|IndividualProduct)"`)
 
@@ -26,13 +31,15 @@ var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductG
 // else microdata), make a product page; og:type product.group, or more
 // products, a collection of them.
 func detectKind(doc *html.Node) pageKind {
-	products, og, group, micro := 0, false, false, 0
+	products, og, group, micro, forum, qa := 0, false, false, 0, false, false
 	for n := doc; n != nil; {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
 			case atom.Script:
 				if t, _ := getAttr(n, "type"); strings.Contains(strings.ToLower(t), "ld+json") && n.FirstChild != nil {
 					products += len(ldProductType.FindAllStringIndex(n.FirstChild.Data, -1))
+					forum = forum || ldForumType.MatchString(n.FirstChild.Data)
+					qa = qa || ldQAType.MatchString(n.FirstChild.Data)
 				}
 				n = next(n, doc, true)
 				continue
@@ -50,13 +57,24 @@ func detectKind(doc *html.Node) pageKind {
 				n = next(n, doc, true)
 				continue
 			}
-			if it, ok := getAttr(n, "itemtype"); ok && strings.HasSuffix(strings.TrimRight(it, "/ "), "schema.org/Product") {
-				micro++
+			if it, ok := getAttr(n, "itemtype"); ok {
+				switch it = strings.TrimRight(it, "/ "); {
+				case strings.HasSuffix(it, "schema.org/Product"):
+					micro++
+				case strings.HasSuffix(it, "schema.org/DiscussionForumPosting"), strings.HasSuffix(it, "schema.org/Comment"):
+					forum = true
+				case strings.HasSuffix(it, "schema.org/QAPage"):
+					qa = true
+				}
 			}
 		}
 		n = next(n, doc, false)
 	}
 	switch {
+	case forum && !qa:
+		// A question-and-answer page's comments are comments on its
+		// posts, not posts.
+		return kindForum
 	case group:
 		return kindUnknown
 	case og, products >= 1 && products <= maxProductObjects, products == 0 && micro >= 1 && micro <= maxProductObjects:

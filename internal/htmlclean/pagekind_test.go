@@ -25,6 +25,9 @@ func TestDetectKind(t *testing.T) {
 			strings.Repeat(`{"@type":"Product","name":"a"},`, 9) + `{"@type":"Product","name":"b"}]}`), ``, kindUnknown},
 		{"json-ld article", ld(`{"@type":"NewsArticle"}`), ``, kindUnknown},
 		{"microdata product", ``, `<div itemscope itemtype="https://schema.org/Product"><h1 itemprop="name">Tent</h1></div>`, kindProduct},
+		{"json-ld forum thread", ld(`{"@type":"DiscussionForumPosting","comment":[{"@type":"Comment"}]}`), ``, kindForum},
+		{"microdata forum comments", ``, `<article itemscope itemtype="http://schema.org/Comment"><p>a post</p></article>`, kindForum},
+		{"question and answer page", ``, `<div itemscope itemtype="https://schema.org/QAPage"><div itemscope itemtype="https://schema.org/Comment">c</div></div>`, kindUnknown},
 	}
 	for _, tc := range tests {
 		doc, err := html.Parse(strings.NewReader(`<html><head>` + tc.head + `</head><body>` + tc.body + `</body></html>`))
@@ -64,5 +67,34 @@ func TestProductPageDropsReviews(t *testing.T) {
 	}
 	if !strings.Contains(other, "sideways rain") {
 		t.Errorf("a page that is not a product lost its review section: %s", other)
+	}
+}
+
+// On a forum thread the posts, which forum software often marks as
+// comments, are the content; on an article the comments stay boilerplate.
+func TestForumKeepsCommentPosts(t *testing.T) {
+	t.Parallel()
+	post := func(who, text string) string {
+		return `<article class="comment post-comment"><p class="author">` + who + `</p><p>` + strings.Repeat(text+" ", 5) + `</p></article>`
+	}
+	body := `<main><h1>Which first telescope?</h1><article class="topic"><p>` + strings.Repeat("I am new to astronomy and want a first telescope for planets, around 400 dollars. ", 3) + `</p></article>
+<section class="comments">` + post("ann", "A reflector gives the most aperture for the money, get a dobsonian.") +
+		post("bob", "Refractors need no collimation, which beginners appreciate on cold nights.") + `</section></main>`
+	forum := `<html><head><script type="application/ld+json">{"@type":"DiscussionForumPosting","headline":"Which first telescope?"}</script></head><body>` + body + `</body></html>`
+	got, err := cleanString(t, forum, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"first telescope for planets", "get a dobsonian", "need no collimation"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("forum thread lost %q: %s", want, got)
+		}
+	}
+	article, err := cleanString(t, `<html><head></head><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(article, "get a dobsonian") {
+		t.Errorf("a page that is not a forum kept its comments: %s", article)
 	}
 }
