@@ -451,7 +451,7 @@ func classify(n *html.Node, inContent, mild bool, pk pageKind) kind {
 		}
 	}
 	h := hintNone
-	if !mild {
+	if !mild && !isTabPanel(n) {
 		h = classHint(n, pk)
 	}
 	switch h {
@@ -472,7 +472,7 @@ func classify(n *html.Node, inContent, mild bool, pk pageKind) kind {
 }
 
 func isHidden(n *html.Node) bool {
-	if isTabPanel(n) {
+	if isTabPanel(n) || isStreamedSegment(n) {
 		// The panels of a tab set are all content; the page shows one at
 		// a time.
 		return false
@@ -550,17 +550,48 @@ func isChrome(n *html.Node) bool {
 	return false
 }
 
-// isTabPanel reports a panel of a tab set (by ARIA role or class).
+// isTabPanel reports a panel of a tab set: by ARIA role, or by a class or
+// id word "tabpanel", or "tab"/"tabs" followed by "pane", "panel" or
+// "content".
 func isTabPanel(n *html.Node) bool {
 	if attrIs(n, "role", "tabpanel") {
 		return true
 	}
-	c, _ := getAttr(n, "class")
-	for _, tok := range strings.Fields(c) {
-		switch strings.ToLower(tok) {
-		case "tab-pane", "tabpanel", "tab-panel", "tabs-panel", "tab-content":
-			return true
+	for _, a := range n.Attr {
+		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
+			continue
+		}
+		for _, tok := range strings.Fields(a.Val) {
+			prevTab := false
+			for _, w := range splitWords(tok) {
+				switch {
+				case w == "tabpanel" || w == "tabpane":
+					return true
+				case prevTab && (w == "pane" || w == "panel" || w == "content" || w == "panels"):
+					return true
+				}
+				prevTab = w == "tab" || w == "tabs"
+			}
 		}
 	}
 	return false
+}
+
+// isStreamedSegment reports a segment of a streamed server render (React's
+// <div hidden id="S:0">): the page's scripts move it into place, so its
+// content is visible content.
+func isStreamedSegment(n *html.Node) bool {
+	if n.DataAtom != atom.Div {
+		return false
+	}
+	id, _ := getAttr(n, "id")
+	if len(id) < 3 || id[0] != 'S' || id[1] != ':' {
+		return false
+	}
+	for i := 2; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -1,0 +1,63 @@
+package htmlclean
+
+import (
+	"strings"
+	"testing"
+)
+
+// Hidden tab panels and streamed render segments are content; other hidden
+// elements are not.
+func TestHiddenContent(t *testing.T) {
+	t.Parallel()
+	prose := func(s string) string { return strings.Repeat(s+", with enough words to count as prose. ", 4) }
+	tests := []struct {
+		name       string
+		body       string
+		keep, drop []string
+	}{
+		{
+			name: "hidden tab panels by role",
+			body: `<main><h1>Install</h1><p>` + prose("Pick your language") + `</p>
+<div role="tablist"><button role="tab">Python</button><button role="tab">Go</button></div>
+<div role="tabpanel"><p>` + prose("Install Python first") + `</p></div>
+<div role="tabpanel" hidden style="display:none"><p>` + prose("Install Go first") + `</p></div></main>`,
+			keep: []string{"Install Python first", "Install Go first"},
+		},
+		{
+			name: "tab panes named by id are not navigation",
+			body: `<main><h1>Plans</h1><p>` + prose("Three plans for every team") + `</p>
+<div id="tabs-3-tabpanel-1" class="hide"><p>` + prose("The team plan adds shared folders") + `</p></div>
+<div class="tab-content"><p>` + prose("The solo plan is free") + `</p></div></main>`,
+			keep: []string{"shared folders", "solo plan is free"},
+		},
+		{
+			name: "streamed render segment",
+			body: `<main><h1>Our services</h1><template id="B:0"></template><p>Loading…</p></main>
+<div hidden id="S:0"><section><p>` + prose("We repair roofs in every season") + `</p></section></div>`,
+			keep: []string{"repair roofs"},
+		},
+		{
+			name: "other hidden blocks stay hidden",
+			body: `<main><h1>Post</h1><p>` + prose("The visible article text") + `</p>
+<div hidden id="modal"><p>` + prose("Sign in to continue") + `</p></div><div hidden id="S:x1"><p>` + prose("Not a segment") + `</p></div></main>`,
+			keep: []string{"visible article text"},
+			drop: []string{"Sign in to continue", "Not a segment"},
+		},
+	}
+	for _, tc := range tests {
+		got, err := cleanString(t, `<html><body>`+tc.body+`</body></html>`, Options{OnlyMainContent: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range tc.keep {
+			if !strings.Contains(got, k) {
+				t.Errorf("%s: lost %q: %s", tc.name, k, got)
+			}
+		}
+		for _, d := range tc.drop {
+			if strings.Contains(got, d) {
+				t.Errorf("%s: kept %q: %s", tc.name, d, got)
+			}
+		}
+	}
+}
