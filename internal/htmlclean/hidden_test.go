@@ -31,6 +31,20 @@ func TestHiddenContent(t *testing.T) {
 			keep: []string{"shared folders", "solo plan is free"},
 		},
 		{
+			name: "collapsed accordion panels",
+			body: `<main><h1>Roof repair</h1><p>` + prose("We fix leaks and replace shingles") + `</p>
+<div class="accordion-item"><h3>How long does it take?</h3><div class="accordion-item__dropdown" role="region" aria-hidden="true"><p>` +
+				prose("Most repairs take one day") + `</p></div></div></main>`,
+			keep: []string{"Most repairs take one day"},
+		},
+		{
+			name: "search results are content, the search box is not",
+			body: `<div class="site-search"><p>` + prose("Trending searches will appear here") + `</p></div>
+<main><h1>Kayaks</h1><div id="search-page-wrapper"><ul>` + strings.Repeat(`<li><a href="/p/1">Sea kayak 13 ft</a><p>`+prose("Stable touring hull")+`</p></li>`, 3) + `</ul></div></main>`,
+			keep: []string{"Stable touring hull"},
+			drop: []string{"Trending searches"},
+		},
+		{
 			name: "streamed render segment",
 			body: `<main><h1>Our services</h1><template id="B:0"></template><p>Loading…</p></main>
 <div hidden id="S:0"><section><p>` + prose("We repair roofs in every season") + `</p></section></div>`,

@@ -93,6 +93,12 @@ func classInfo(n *html.Node, pk pageKind) (h hint, weight int) {
 			continue
 		}
 		for _, tok := range strings.Fields(a.Val) {
+			if strings.ContainsAny(tok, "[(") {
+				// A utility class with an arbitrary value or variant
+				// ("has-[>[data-slot=banner]]:pt-0") names no part of
+				// the page.
+				continue
+			}
 			th, tw := tokenInfo(tok, pk)
 			weight += tw
 			if th == hintNegative || (th == hintNav && h != hintNegative) || (th == hintHeader && h == hintNone) {
@@ -118,6 +124,11 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 	}
 	if isHiddenToken(string(low)) {
 		return hintNegative, -25
+	}
+	if isSearchResults(string(low)) {
+		// The results of a search are the page's content, not its
+		// search box.
+		return hintNone, 0
 	}
 	var neg, weak, nav, hdr, pos bool
 	start := 0
@@ -164,6 +175,17 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 		return hintNone, -25
 	}
 	return hintNone, 0
+}
+
+// isSearchResults reports a lower-case class token naming search results
+// ("search-results", "searchResultList", "search-page-wrapper").
+func isSearchResults(tok string) bool {
+	i := strings.Index(tok, "search")
+	if i < 0 {
+		return false
+	}
+	rest := strings.TrimLeft(tok[i+len("search"):], "-_")
+	return strings.HasPrefix(rest, "result") || strings.HasPrefix(rest, "page") || strings.HasPrefix(rest, "listing")
 }
 
 func classHint(n *html.Node, pk pageKind) hint {

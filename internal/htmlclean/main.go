@@ -565,7 +565,7 @@ func isTabPanel(n *html.Node) bool {
 			prevTab := false
 			for _, w := range splitWords(tok) {
 				switch {
-				case w == "tabpanel" || w == "tabpane":
+				case w == "tabpanel" || w == "tabpane" || w == "accordion":
 					return true
 				case prevTab && (w == "pane" || w == "panel" || w == "content" || w == "panels"):
 					return true
