@@ -36,10 +36,14 @@ type extractDocument struct {
 	TokensUsed int64 `json:"tokensUsed"`
 }
 
-// extractCredits bills an extract page by its tokens, and records the
+// extractCredits bills an extract page by its tokens (and its threat
+// scan when threatProtection asks for one), and records the
 // bill on the document as every page's document does.
-func extractCredits(doc *scrape.Document) int64 {
+func extractCredits(o *JobOptions, doc *scrape.Document) int64 {
 	credits := billing.ExtractCost(doc.TokensUsed)
+	if o.Scrape.ThreatProtection.Active() {
+		credits += billing.CostThreatScan // the page's threat scan
+	}
 	doc.Metadata.CreditsUsed = int(credits)
 	return credits
 }

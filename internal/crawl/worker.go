@@ -319,7 +319,7 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	}
 	credits := int64(doc.Metadata.CreditsUsed)
 	if c.opts.Extract != nil {
-		credits = extractCredits(doc)
+		credits = extractCredits(&c.opts, doc)
 	}
 	data, err := jobDocument(&c.opts, doc)
 	if err != nil {

@@ -48,7 +48,10 @@ type extractRequest struct {
 	ShowSources bool
 	// WebSearch is the query of enableWebSearch (the prompt); "" = none.
 	WebSearch string
-	Options   crawl.JobOptions
+	// Threat is the threatProtection member, else that of scrapeOptions;
+	// nil for none.
+	Threat  *scrape.ThreatProtection
+	Options crawl.JobOptions
 }
 
 func isExtractKey(k string) bool {
@@ -115,6 +118,9 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 		req.Limit = int(n)
 	}
 	v.optBool(nil, m, "urlTrace", false)
+	if present(m, "threatProtection") {
+		req.Threat = v.threatProtection([]any{"threatProtection"}, m.get("threatProtection"))
+	}
 	webSearch := v.optBool(nil, m, "enableWebSearch", false)
 	hook := v.webhook(m)
 	if hook != nil {
@@ -142,8 +148,6 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 	case prompt == "" && len(req.Schema) == 0:
 		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "Either prompt or schema is required",
 			Details: []FieldError{{Path: []any{"prompt"}, Message: "Either prompt or schema is required", Code: codeCustom}}}
-	case present(m, "threatProtection"):
-		return req, extractUnsupported("threatProtection", "Threat protection is not available on this server")
 	case webSearch && prompt == "":
 		return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "enableWebSearch needs a prompt: the web is searched for it",
 			Details: []FieldError{{Path: []any{"prompt"}, Message: "prompt is required to search the web", Code: codeCustom}}}
@@ -171,6 +175,13 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 	}
 	opts.Formats = []scrape.Format{{Type: scrape.FormatJSON, Schema: req.Schema, Prompt: prompt}}
 	opts.Origin, opts.Integration = origin, integration
+	// The top-level threatProtection also checks the pages' scrapes (and
+	// their redirect hops) unless scrapeOptions has its own.
+	if req.Threat == nil {
+		req.Threat = opts.ThreatProtection
+	} else if opts.ThreatProtection == nil {
+		opts.ThreatProtection = req.Threat
+	}
 	req.Options.Scrape = opts
 	req.Options.Webhook = hook
 	req.Options.Extract = &crawl.ExtractOptions{ShowSources: req.ShowSources}
@@ -204,6 +215,9 @@ func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
 	team := teamFrom(ctx)
 	if req.Options.Scrape.ZeroDataRetention || team.Limits.ZeroDataRetentionForced {
 		return errZDRNotSupported
+	}
+	if err := s.checkTargets(req.Threat, append(append([]string(nil), req.URLs...), req.Globs...)...); err != nil {
+		return err
 	}
 	if err := s.rateLimited(ctx, team, limits.ClassAgent); err != nil {
 		return err
@@ -261,13 +275,16 @@ func (s *Server) expandGlobs(r *http.Request, req *extractRequest) error {
 	for _, g := range req.Globs {
 		o := req.Map
 		o.URL, o.Limit, o.Timeout = g, req.Limit, req.Options.Scrape.Timeout
+		o.CheckHop = s.hopCheck(req.Threat)
 		res, err := s.mapper.Map(r.Context(), o)
 		if err != nil {
 			return err
 		}
 		add(g)
 		for _, l := range res.Links {
-			add(l.URL)
+			if s.threatAllows(req.Threat, l.URL) {
+				add(l.URL)
+			}
 		}
 	}
 	req.URLs = urls
@@ -311,7 +328,7 @@ func (s *Server) searchExtractURLs(r *http.Request, req *extractRequest) error {
 	}
 	for _, f := range found {
 		u, ok := normalizeURL(f.URL)
-		if !ok || seen[u] || len(req.URLs) >= req.Limit {
+		if !ok || seen[u] || len(req.URLs) >= req.Limit || !s.threatAllows(req.Threat, u) {
 			continue
 		}
 		seen[u] = true

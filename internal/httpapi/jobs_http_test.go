@@ -28,6 +28,7 @@ import (
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/teststore"
 	"github.com/firegate/firegate/internal/testenv"
+	"github.com/firegate/firegate/internal/threat"
 	"github.com/firegate/firegate/internal/webhook"
 )
 
@@ -114,6 +115,7 @@ type jobAPIConfig struct {
 	model    *llm.Client // the language model of the engine and the API
 	searcher Searcher    // POST /v2/search and extract's enableWebSearch
 	webhooks *webhook.Sender
+	threat   *threat.Checker // the server's, engine's and runner's blocklist
 }
 
 // newJobAPIConfig is newJobAPI with c's parts.
@@ -128,7 +130,7 @@ func newJobAPIConfig(t *testing.T, kind string, c jobAPIConfig) *jobAPI {
 	}
 	log := testenv.Logger(t)
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
-	sc := scrape.Config{Fetcher: fetcher, Log: log}
+	sc := scrape.Config{Fetcher: fetcher, Threat: c.threat, Log: log}
 	var model Model // nil interfaces without a model
 	if c.model != nil {
 		sc.LLM, model = c.model, c.model
@@ -136,7 +138,7 @@ func newJobAPIConfig(t *testing.T, kind string, c jobAPIConfig) *jobAPI {
 	engine := scrape.New(sc)
 	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{}, log)
 	rc := crawl.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
-		Mapper: mapper, Webhooks: c.webhooks, Log: log}
+		Mapper: mapper, Webhooks: c.webhooks, Threat: c.threat, Log: log}
 	var ledger Ledger // a nil interface without billing
 	if billed {
 		l := billing.NewLedger(st, log)
@@ -146,7 +148,7 @@ func newJobAPIConfig(t *testing.T, kind string, c jobAPIConfig) *jobAPI {
 	startQueue(t, st, 8, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
 	teams := newTeamAuth(t, st)
 	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Ledger: ledger, Log: log,
-		Model: model, Mapper: mapper, Searcher: c.searcher})
+		Model: model, Mapper: mapper, Searcher: c.searcher, Threat: c.threat})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

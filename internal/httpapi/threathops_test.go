@@ -5,10 +5,17 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/firegate/firegate/internal/llm"
+	"github.com/firegate/firegate/internal/llm/llmtest"
+	"github.com/firegate/firegate/internal/search"
+	"github.com/firegate/firegate/internal/search/searxngtest"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // TestThreatCrawlRobots: a crawl's robots.txt and sitemap fetches pass
@@ -82,6 +89,119 @@ func TestThreatCrawlRobots(t *testing.T) {
 	_, errs := f.send(t, http.MethodGet, "/v2/crawl/"+id+"/errors", fxKeyOne, "")
 	list, _ := errs["errors"].([]any)
 	if len(list) != 1 || !strings.Contains(fmt.Sprint(list), "unsafe_domain_blocked") {
+		t.Errorf("errors: %v", errs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(blockedHits) > 0 {
+		t.Errorf("the blacklisted host was asked for %v", blockedHits)
+	}
+}
+
+// TestThreatExtract: POST /v2/extract takes threatProtection. A listed or
+// blocklisted URL is 403 unsafe_domain_blocked before anything runs, mode
+// off under an enforced blocklist is 403 FORBIDDEN; a glob's map and the
+// web search leave blocked hosts out, a page redirecting to one fails at
+// the hop, and the blacklisted name is never asked for anything. Each
+// page scanned costs 2 credits on top of its tokens.
+func TestThreatExtract(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var blockedHits []string
+	var port string
+	page := func(w http.ResponseWriter, r *http.Request, title string) {
+		if strings.HasPrefix(r.Host, "localhost") {
+			mu.Lock()
+			blockedHits = append(blockedHits, r.URL.Path)
+			mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<html><head><title>%s</title></head><body><main><h1>%s</h1><p>Text of %s.</p></main></body></html>", title, title, title)
+	}
+	mux := http.NewServeMux()
+	var base string
+	for _, p := range []string{"a", "b", "c", "d", "e"} {
+		mux.HandleFunc("/"+p, func(w http.ResponseWriter, r *http.Request) { page(w, r, "Page "+p) })
+	}
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) { page(w, r, "Home") })
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://localhost:"+port+"/c", http.StatusFound)
+	})
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		fmt.Fprintf(w, `<urlset><url><loc>%[1]s/a</loc></url><url><loc>http://localhost:%[2]s/b</loc></url><url><loc>%[1]s/moved</loc></url></urlset>`, base, port)
+	})
+	site := httptest.NewServer(mux)
+	t.Cleanup(site.Close)
+	base = site.URL
+	_, port, _ = strings.Cut(strings.TrimPrefix(site.URL, "http://"), ":")
+
+	engine := searxngtest.New(t, func(q url.Values) searxngtest.Answer {
+		return searxngtest.Answer{Results: []searxngtest.Result{
+			{URL: base + "/d", Title: "D", Content: "c", Score: 2},
+			{URL: "http://localhost:" + port + "/e", Title: "E", Content: "c", Score: 1},
+		}}
+	})
+	model := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) {
+		llmtest.Write(w, `{"title":"x"}`, &llmtest.Usage{PromptTokens: 290, CompletionTokens: 10})
+	})
+	log := testenv.Logger(t)
+	client, err := llm.New(llm.Options{BaseURL: model.BaseURL, Model: "scripted", Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := newJobAPIConfig(t, "sqlite", jobAPIConfig{model: client, threat: blocklist(t, "malware-drop.example"),
+		searcher: search.New(mustSearXNG(t, engine.URL), search.Options{}, log)})
+	const schema = `"schema":{"type":"object","properties":{"title":{"type":"string"}}}`
+
+	code, m := api.call(t, http.MethodPost, "/v2/extract", keyA, `{"urls":["`+base+`/a","http://localhost:`+port+`/b"],`+schema+`,"threatProtection":{"blacklist":["localhost"]}}`)
+	wantBlocked(t, "extract, blacklist", code, m, "localhost")
+	code, m = api.call(t, http.MethodPost, "/v2/extract", keyA, `{"urls":["https://cdn.malware-drop.example/x"],`+schema+`}`)
+	wantBlocked(t, "extract, operator list", code, m, "malware-drop.example")
+	code, m = api.call(t, http.MethodPost, "/v2/extract", keyA, `{"urls":["`+base+`/a"],`+schema+`,"threatProtection":{"mode":"off"}}`)
+	if code != http.StatusForbidden || m["code"] != "FORBIDDEN" {
+		t.Errorf("mode off under an enforced blocklist: %d %v", code, m)
+	}
+	code, m = api.call(t, http.MethodPost, "/v2/extract", keyA, `{"urls":["`+base+`/a"],`+schema+`,"threatProtection":{"blacklist":7}}`)
+	if code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(m["details"]), "blacklist") {
+		t.Errorf("a bad threatProtection: %d %v", code, m)
+	}
+
+	code, m = api.call(t, http.MethodPost, "/v2/extract", keyA, `{"urls":["`+base+`/*"],"prompt":"Titles?","enableWebSearch":true,`+schema+`,"threatProtection":{"blacklist":["localhost"]}}`)
+	if code != 200 {
+		t.Fatalf("POST /v2/extract: %d %v", code, m)
+	}
+	id := m["id"].(string)
+	var st map[string]any
+	waitFor(t, "the extract", func() bool {
+		_, st = api.call(t, http.MethodGet, "/v2/extract/"+id, keyA, "")
+		return st["status"] != "processing"
+	})
+	if st["status"] != "completed" {
+		t.Fatalf("extract: %v", st)
+	}
+	_, batch := api.call(t, http.MethodGet, "/v2/batch/scrape/"+id, keyA, "")
+	var got []string
+	data, _ := batch["data"].([]any)
+	for _, d := range data {
+		doc, _ := d.(map[string]any)
+		meta, _ := doc["metadata"].(map[string]any)
+		p := strings.TrimPrefix(fmt.Sprint(meta["sourceURL"]), base)
+		if p == "" {
+			p = "/" // the glob's start page may come twice, as given and as mapped
+		}
+		got = append(got, p)
+		if meta["creditsUsed"] != 22.0 {
+			t.Errorf("%v: creditsUsed %v, want 20 for the tokens and 2 for the scan", meta["sourceURL"], meta["creditsUsed"])
+		}
+	}
+	slices.Sort(got)
+	got = slices.Compact(got)
+	if want := []string{"/", "/a", "/d"}; !slices.Equal(got, want) {
+		t.Errorf("pages extracted %q, want %q", got, want)
+	}
+	_, errs := api.call(t, http.MethodGet, "/v2/batch/scrape/"+id+"/errors", keyA, "")
+	if list, _ := errs["errors"].([]any); len(list) != 1 || !strings.Contains(fmt.Sprint(list), "unsafe_domain_blocked") || !strings.Contains(fmt.Sprint(list), "/moved") {
 		t.Errorf("errors: %v", errs)
 	}
 	mu.Lock()
