@@ -244,9 +244,11 @@ func (p *cdpProxy) nextID() int64 {
 	return p.next
 }
 
-// writeClient sends data to the client.
+// writeClient sends data to the client. A write is bounded by its own
+// timeout, not ctx: a write whose context ends closes the connection at
+// once, without the close reason the caller sends when the session ends.
 func (p *cdpProxy) writeClient(ctx context.Context, data []byte) error {
-	wctx, cancel := context.WithTimeout(ctx, cdpWriteTimeout)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cdpWriteTimeout)
 	defer cancel()
 	return p.client.Write(wctx, websocket.MessageText, data)
 }
@@ -267,7 +269,7 @@ func (p *cdpProxy) writeUp(ctx context.Context, id int64, sessionID, method stri
 		b.Write(params)
 	}
 	b.WriteByte('}')
-	wctx, cancel := context.WithTimeout(ctx, cdpWriteTimeout)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cdpWriteTimeout)
 	defer cancel()
 	if err := p.up.Write(wctx, websocket.MessageText, b.Bytes()); err != nil {
 		return fmt.Errorf("chrome connection: %w", err)
