@@ -271,7 +271,7 @@ func (m *Mapper) Map(ctx context.Context, o MapOptions) (MapResult, error) {
 	mctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	r := &run{m: m, o: o, lang: acceptLanguage(o.Languages)}
+	r := &run{m: m, o: o, lang: fetch.AcceptLanguage(o.Languages)}
 	res, err := r.do(mctx, start, f)
 	if cerr := mctx.Err(); cerr != nil {
 		// Whatever failed, a spent budget is the reason.
@@ -572,24 +572,4 @@ func (c *collector) addURL(u *url.URL, title, description string) bool {
 // stripWWW removes a leading "www." label.
 func stripWWW(host string) string {
 	return strings.TrimPrefix(host, "www.")
-}
-
-// acceptLanguage builds an Accept-Language value from languages, first
-// preferred, with decreasing q values.
-func acceptLanguage(langs []string) string {
-	var b strings.Builder
-	q := 10
-	for i, l := range langs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(l)
-		if i > 0 {
-			if q > 1 {
-				q--
-			}
-			fmt.Fprintf(&b, ";q=0.%d", q)
-		}
-	}
-	return b.String()
 }

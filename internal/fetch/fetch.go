@@ -141,7 +141,8 @@ type Request struct {
 	// Mobile selects the mobile user agent.
 	Mobile bool
 	// AcceptLanguage is the Accept-Language value built by the caller from
-	// location.languages; empty means DefaultAcceptLanguage.
+	// location.languages (with the AcceptLanguage func); empty means
+	// DefaultAcceptLanguage.
 	AcceptLanguage string
 	// SkipTLSVerify disables certificate verification.
 	SkipTLSVerify bool

@@ -299,7 +299,7 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 		URL:            opts.URL,
 		Headers:        opts.Headers,
 		Mobile:         opts.Mobile,
-		AcceptLanguage: acceptLanguage(opts.Location.Languages),
+		AcceptLanguage: fetch.AcceptLanguage(opts.Location.Languages),
 		SkipTLSVerify:  opts.SkipTLSVerification,
 	})
 	if err != nil {
@@ -582,29 +582,6 @@ func rootCause(err error) string {
 		}
 		err = next
 	}
-}
-
-// acceptLanguage builds an Accept-Language value from locale tags in
-// priority order: "de-DE,fr;q=0.9,en;q=0.8".
-func acceptLanguage(langs []string) string {
-	if len(langs) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	q := 10
-	for i, l := range langs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(l)
-		if i > 0 {
-			if q > 1 {
-				q--
-			}
-			fmt.Fprintf(&b, ";q=0.%d", q)
-		}
-	}
-	return b.String()
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -284,23 +284,6 @@ func TestUnsupportedFeatures(t *testing.T) {
 	}
 }
 
-func TestAcceptLanguage(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in   []string
-		want string
-	}{
-		{nil, ""},
-		{[]string{"de-DE"}, "de-DE"},
-		{[]string{"de-DE", "en"}, "de-DE,en;q=0.9"},
-		{[]string{"a", "b", "c"}, "a,b;q=0.9,c;q=0.8"},
-	} {
-		if got := acceptLanguage(tc.in); got != tc.want {
-			t.Errorf("acceptLanguage(%v) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestHostilePages(t *testing.T) {
 	t.Parallel()
 	deep := "<html><body>" + strings.Repeat("<div>", 100000) + "<p>deep text survives</p>" + strings.Repeat("</div>", 100000) + "</body></html>"
