@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/firegate/firegate/internal/pause"
 )
 
 // Action type names, as in the API.
@@ -288,7 +289,7 @@ func runOne(ctx context.Context, t *chromedp.Target, env Env, a Action, res *Res
 		if a.Selector != "" {
 			return waitVisible(ctx, t, a.Selector)
 		}
-		return sleep(ctx, time.Duration(a.Milliseconds)*time.Millisecond)
+		return pause.For(ctx, time.Duration(a.Milliseconds)*time.Millisecond)
 	case TypeClick:
 		return click(ctx, t, a.Selector, a.All)
 	case TypeWrite:
@@ -353,16 +354,4 @@ func store(ctx context.Context, env Env, m Media) (Media, error) {
 	}
 	m.Data, m.Ref = nil, ref
 	return m, nil
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/firegate/firegate/internal/pause"
 )
 
 // maxFullPageHeight caps full-page screenshots: Chrome cannot capture much
@@ -85,7 +86,7 @@ func waitVisible(ctx context.Context, t *chromedp.Target, sel string) error {
 				return reason("invalid selector %q: %s", sel, msg)
 			}
 		}
-		if err := sleep(ctx, pollInterval); err != nil {
+		if err := pause.For(ctx, pollInterval); err != nil {
 			return err
 		}
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/netguard"
+	"github.com/firegate/firegate/internal/pause"
 )
 
 // Viewport is a width and height in CSS pixels.
@@ -234,7 +235,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	// waitFor counts from the navigation: the smart wait's time is part
 	// of it, so a page that settled early waits only what is left.
 	if wait := req.WaitFor - time.Since(navigated); req.WaitFor > 0 && wait > 0 {
-		if err := sleep(runCtx, wait); err != nil {
+		if err := pause.For(runCtx, wait); err != nil {
 			return nil, fail("waitFor", err)
 		}
 	}
@@ -559,16 +560,4 @@ func (p *Pool) runError(ctx context.Context, inst *instance, stage string, err e
 		return fmt.Errorf("browser: %s: chrome exited: %w (%v)", stage, ErrUnavailable, err)
 	}
 	return fmt.Errorf("browser: %s: %w", stage, err)
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 
 	"github.com/firegate/firegate/internal/actions"
+	"github.com/firegate/firegate/internal/pause"
 )
 
 // Sessions.
@@ -234,7 +235,7 @@ func (s *Session) Replay(ctx context.Context, rawURL string, waitFor time.Durati
 		return actions.Results{}, err
 	}
 	if w := waitFor - time.Since(start); waitFor > 0 && w > 0 {
-		if err := sleep(rctx, w); err != nil {
+		if err := pause.For(rctx, w); err != nil {
 			return actions.Results{}, s.opError(rctx, "waitFor", err)
 		}
 	}

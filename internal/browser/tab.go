@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+	"github.com/firegate/firegate/internal/pause"
 )
 
 // Tabs and browser contexts.
@@ -452,7 +453,7 @@ func (p *Pool) resetTab(ctx context.Context, tb *tab) error {
 		if i == resetTries-1 {
 			return fmt.Errorf("reset history: %w", err)
 		}
-		if err := sleep(rctx, 10*time.Millisecond); err != nil {
+		if err := pause.For(rctx, 10*time.Millisecond); err != nil {
 			return fmt.Errorf("reset history: %w", err)
 		}
 	}
@@ -489,7 +490,7 @@ func (p *Pool) popup(ctx context.Context, inst *instance, s *slot) (string, erro
 		if url == "" || opening == 0 {
 			return url, nil
 		}
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+		if err := pause.For(ctx, 10*time.Millisecond); err != nil {
 			return "", fmt.Errorf("list targets: %w", err)
 		}
 	}

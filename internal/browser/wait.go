@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/firegate/firegate/internal/pause"
 )
 
 // Smart-wait tuning. The page is settled when it has loaded, no request is
@@ -285,12 +286,8 @@ func settle(ctx context.Context, t *chromedp.Target, tr *tracker, budget time.Du
 		if time.Now().After(end) {
 			return nil
 		}
-		tm := time.NewTimer(pollEvery)
-		select {
-		case <-ctx.Done():
-			tm.Stop()
-			return ctx.Err()
-		case <-tm.C:
+		if err := pause.For(ctx, pollEvery); err != nil {
+			return err
 		}
 	}
 }

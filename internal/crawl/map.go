@@ -21,6 +21,7 @@ import (
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/pagemeta"
+	"github.com/firegate/firegate/internal/pause"
 )
 
 // Limits and defaults of a map.
@@ -407,12 +408,8 @@ func (r *run) startPage(ctx context.Context, u string) (startPage, error) {
 func (r *run) get(ctx context.Context, u string) (*fetch.Response, error) {
 	if r.o.Delay > 0 && !r.lastReq.IsZero() {
 		if wait := r.o.Delay - time.Since(r.lastReq); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, fmt.Errorf("crawl: delay: %w", ctx.Err())
-			case <-t.C:
+			if err := pause.For(ctx, wait); err != nil {
+				return nil, fmt.Errorf("crawl: delay: %w", err)
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/logsafe"
+	"github.com/firegate/firegate/internal/pause"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -288,9 +289,9 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	}
 	doc, scrapeErr := r.cfg.Scraper.Scrape(ctx, opts)
 	if c.opts.Delay > 0 {
-		pause(ctx, c.opts.Delay)
+		_ = pause.For(ctx, c.opts.Delay)
 	} else if hostDelay > 0 {
-		pause(ctx, hostDelay)
+		_ = pause.For(ctx, hostDelay)
 	}
 	release()
 	if scrapeErr == nil && c.rules != nil && doc.Metadata.StatusCode >= 400 && !removed(doc) {
@@ -602,16 +603,6 @@ func hasFormat(fs []scrape.Format, t string) bool {
 		}
 	}
 	return false
-}
-
-// pause sleeps for d or until ctx ends.
-func pause(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 // describe gives the API error code and message of a failed page.

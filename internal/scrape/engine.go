@@ -23,6 +23,7 @@ import (
 	"github.com/firegate/firegate/internal/htmlclean"
 	"github.com/firegate/firegate/internal/markdown"
 	"github.com/firegate/firegate/internal/pagemeta"
+	"github.com/firegate/firegate/internal/pause"
 	"github.com/firegate/firegate/internal/product"
 	"github.com/firegate/firegate/internal/threat"
 )
@@ -312,7 +313,7 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 		*engine = EnginePDF
 	}
 	if opts.WaitFor > 0 {
-		if err := sleep(ctx, opts.WaitFor); err != nil {
+		if err := pause.For(ctx, opts.WaitFor); err != nil {
 			return nil, &Failure{Kind: ErrTimeout, Msg: fmt.Sprintf("waitFor of %v did not fit in the timeout.", opts.WaitFor), Cause: err}
 		}
 	}
@@ -581,17 +582,6 @@ func rootCause(err error) string {
 			return strings.TrimPrefix(err.Error(), "fetch: ")
 		}
 		err = next
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
