@@ -3,12 +3,13 @@ package crawl
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/firegate/firegate/internal/urlnorm"
 )
 
 // CrawlRules are the crawler options of POST /v2/crawl that decide which
@@ -114,7 +115,7 @@ func (r *Rules) Rebase(final *url.URL) *Rules {
 
 // anchor sets the start URL and what derives from it.
 func (r *Rules) anchor(u *url.URL) {
-	r.start = Normalize(u)
+	r.start = urlnorm.Normalize(u)
 	r.site = siteOf(r.start)
 	r.scopeDir, r.scopeEq = "", ""
 	if !r.c.CrawlEntireDomain {
@@ -130,23 +131,6 @@ func (r *Rules) Start() *url.URL {
 
 // Options returns the rules the crawl was configured with.
 func (r *Rules) Options() CrawlRules { return r.c }
-
-// Normalize returns a copy of u as a crawl fetches and reports it: scheme
-// and host lower case, default port and fragment dropped, an empty path
-// made "/". The query is kept.
-func Normalize(u *url.URL) *url.URL {
-	n := *u
-	n.Scheme = strings.ToLower(n.Scheme)
-	n.Host = strings.ToLower(n.Host)
-	if p := n.Port(); p != "" && p == defaultPort(n.Scheme) {
-		n.Host = joinHost(n.Hostname(), "")
-	}
-	n.Fragment, n.RawFragment = "", ""
-	if n.Path == "" {
-		n.Path, n.RawPath = "/", ""
-	}
-	return &n
-}
 
 // Key returns the dedupe key of u: two URLs with one key are one page. The
 // fragment is dropped, the host lower-cased and a default port dropped.
@@ -399,34 +383,12 @@ func (s site) classify(u *url.URL) hostClass {
 	return otherSite
 }
 
-// defaultPort is the port a scheme implies.
-func defaultPort(scheme string) string {
-	switch strings.ToLower(scheme) {
-	case "http":
-		return "80"
-	case "https":
-		return "443"
-	}
-	return ""
-}
-
-// joinHost joins a host name and an optional port, bracketing IPv6.
-func joinHost(host, port string) string {
-	if port != "" {
-		return net.JoinHostPort(host, port)
-	}
-	if strings.Contains(host, ":") {
-		return "[" + host + "]"
-	}
-	return host
-}
-
 // dedupeKey is Rules.Key for the given options.
 func dedupeKey(u *url.URL, similar, dropQuery bool) string {
 	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(u.Hostname())
 	port := u.Port()
-	if port == defaultPort(scheme) {
+	if port == urlnorm.DefaultPort(scheme) {
 		port = ""
 	}
 	p := u.EscapedPath()
@@ -447,7 +409,7 @@ func dedupeKey(u *url.URL, similar, dropQuery bool) string {
 		b.WriteString(scheme)
 		b.WriteString("://")
 	}
-	b.WriteString(joinHost(host, port))
+	b.WriteString(urlnorm.JoinHost(host, port))
 	b.WriteString(p)
 	if !dropQuery {
 		if q := sortedQuery(u.RawQuery); q != "" {

@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/cache"
+	"github.com/firegate/firegate/internal/urlnorm"
 )
 
 // cacheKey identifies a request's result: the normalized URL and every
@@ -20,7 +19,7 @@ import (
 // lockdown, zeroDataRetention) and bookkeeping fields are left out.
 func cacheKey(o *Options) string {
 	k := *o
-	k.URL = normalizeURL(o.URL)
+	k.URL = urlnorm.String(o.URL)
 	k.Timeout, k.MaxAge, k.MinAge = 0, 0, nil
 	k.StoreInCache, k.Lockdown, k.ZeroDataRetention = false, false, false
 	k.Origin, k.Integration, k.AuditMetadata, k.TeamID = "", "", nil, ""
@@ -29,32 +28,6 @@ func cacheKey(o *Options) string {
 		return cache.Key(fmt.Sprintf("unkeyable %p", o))
 	}
 	return cache.Key(string(b))
-}
-
-// normalizeURL lower-cases scheme and host, drops default ports and the
-// fragment, so trivially different spellings share cache entries.
-func normalizeURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
-		port = ""
-	}
-	if port != "" {
-		host += ":" + port
-	} else if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	u.Host = host
-	u.Fragment, u.RawFragment = "", ""
-	if u.Path == "" {
-		u.Path = "/"
-	}
-	return u.String()
 }
 
 // fromCache returns a usable cached document, or an error wrapping

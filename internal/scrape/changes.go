@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/changetrack"
+	"github.com/firegate/firegate/internal/urlnorm"
 )
 
 // ChangeStore keeps the last scrape of a URL per team and change-tracking
@@ -78,7 +79,7 @@ func (e *Engine) trackChanges(ctx context.Context, o *Options, doc *Document, cu
 	if f.Tag != nil {
 		tag = *f.Tag
 	}
-	url := normalizeURL(o.URL)
+	url := urlnorm.String(o.URL)
 	md := ""
 	if doc.Markdown != nil {
 		md = *doc.Markdown

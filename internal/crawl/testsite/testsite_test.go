@@ -19,6 +19,7 @@ import (
 	"github.com/firegate/firegate/internal/crawl/testsite"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/testenv"
+	"github.com/firegate/firegate/internal/urlnorm"
 )
 
 func serve(t *testing.T, s *testsite.Site) string {
@@ -297,7 +298,7 @@ func crawlOracle(t *testing.T, s *testsite.Site, base string, sp testsite.Spec, 
 			e.RobotsBlocked = append(e.RobotsBlocked, id(it.u))
 			continue
 		}
-		resp, err := f.Do(t.Context(), fetch.Request{URL: crawl.Normalize(it.u).String()})
+		resp, err := f.Do(t.Context(), fetch.Request{URL: urlnorm.Normalize(it.u).String()})
 		if err != nil || resp.StatusCode != http.StatusOK {
 			e.Failed = append(e.Failed, id(it.u))
 			continue
