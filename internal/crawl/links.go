@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 	"golang.org/x/net/publicsuffix"
@@ -23,15 +24,15 @@ func anchors(doc *html.Node, base *url.URL) []Link {
 			case atom.Script, atom.Style, atom.Template:
 				return
 			case atom.A, atom.Area:
-				if href, ok := attr(n, "href"); ok {
+				if href, ok := htmlattr.Lookup(n, "href"); ok {
 					if u, ok := resolve(base, href); ok {
 						title := collapse(text(n))
 						if title == "" {
-							t, _ := attr(n, "title")
+							t, _ := htmlattr.Lookup(n, "title")
 							title = collapse(t)
 						}
 						if title == "" {
-							t, _ := attr(n, "aria-label")
+							t, _ := htmlattr.Lookup(n, "aria-label")
 							title = collapse(t)
 						}
 						out = append(out, Link{URL: u, Title: truncate(title, maxTitleLen)})
@@ -64,15 +65,6 @@ func resolve(base *url.URL, href string) (string, bool) {
 		return "", false
 	}
 	return u.String(), true
-}
-
-func attr(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Key == key && a.Namespace == "" {
-			return a.Val, true
-		}
-	}
-	return "", false
 }
 
 // text concatenates the text below n.

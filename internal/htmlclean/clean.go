@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/andybalholm/cascadia"
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -261,15 +262,6 @@ func hasScheme(s string) bool {
 	return false
 }
 
-func getAttr(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Key == key && a.Namespace == "" {
-			return a.Val, true
-		}
-	}
-	return "", false
-}
-
 func setAttr(n *html.Node, key, val string) {
 	for i := range n.Attr {
 		if n.Attr[i].Key == key && n.Attr[i].Namespace == "" {
@@ -300,15 +292,15 @@ func delAttr(n *html.Node, keys ...string) {
 // fixImage applies lazy-loading attributes and resolves srcset to the
 // largest candidate, stored in src.
 func fixImage(n *html.Node, base *url.URL) {
-	src, _ := getAttr(n, "src")
-	if lazy, ok := getAttr(n, "data-src"); ok && strings.TrimSpace(lazy) != "" &&
+	src, _ := htmlattr.Lookup(n, "src")
+	if lazy, ok := htmlattr.Lookup(n, "data-src"); ok && strings.TrimSpace(lazy) != "" &&
 		(strings.TrimSpace(src) == "" || strings.HasPrefix(src, "data:")) {
 		src = lazy
 		setAttr(n, "src", src)
 	}
-	set, ok := getAttr(n, "srcset")
+	set, ok := htmlattr.Lookup(n, "srcset")
 	if !ok || strings.TrimSpace(set) == "" {
-		set, ok = getAttr(n, "data-srcset")
+		set, ok = htmlattr.Lookup(n, "data-srcset")
 	}
 	if ok {
 		if best, _ := largest(set); best != "" {
@@ -336,9 +328,9 @@ func fixPicture(p *html.Node, base *url.URL) {
 		switch c.DataAtom {
 		case atom.Source:
 			sources = append(sources, c)
-			if s, ok := getAttr(c, "srcset"); ok {
+			if s, ok := htmlattr.Lookup(c, "srcset"); ok {
 				consider(s)
-			} else if s, ok := getAttr(c, "data-srcset"); ok {
+			} else if s, ok := htmlattr.Lookup(c, "data-srcset"); ok {
 				consider(s)
 			}
 		case atom.Img:
@@ -350,7 +342,7 @@ func fixPicture(p *html.Node, base *url.URL) {
 	if img == nil {
 		return
 	}
-	if s, ok := getAttr(img, "srcset"); ok {
+	if s, ok := htmlattr.Lookup(img, "srcset"); ok {
 		consider(s)
 	}
 	if best != "" {

@@ -3,6 +3,7 @@ package htmlclean
 import (
 	"strings"
 
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -411,7 +412,7 @@ func findElement(root *html.Node, a atom.Atom) *html.Node {
 }
 
 func attrIs(n *html.Node, key, val string) bool {
-	v, ok := getAttr(n, key)
+	v, ok := htmlattr.Lookup(n, key)
 	return ok && strings.EqualFold(strings.TrimSpace(v), val)
 }
 
@@ -438,7 +439,7 @@ func classify(n *html.Node, inContent, mild bool, pk pageKind) kind {
 			return checkHeader
 		}
 	}
-	if role, ok := getAttr(n, "role"); ok {
+	if role, ok := htmlattr.Lookup(n, "role"); ok {
 		switch strings.ToLower(strings.TrimSpace(role)) {
 		case "navigation", "menu", "menubar":
 			return removeNav
@@ -523,7 +524,7 @@ func hiddenByClass(v string) bool {
 // isSkipLink reports the accessibility links that jump past the navigation
 // ("Skip to content", "Jump to main content").
 func isSkipLink(n *html.Node) bool {
-	href, _ := getAttr(n, "href")
+	href, _ := htmlattr.Lookup(n, "href")
 	if !strings.Contains(href, "#") {
 		return false
 	}
@@ -541,7 +542,7 @@ func isChrome(n *html.Node) bool {
 	case atom.Footer, atom.Nav, atom.Dialog:
 		return true
 	}
-	if role, ok := getAttr(n, "role"); ok {
+	if role, ok := htmlattr.Lookup(n, "role"); ok {
 		switch strings.ToLower(strings.TrimSpace(role)) {
 		case "contentinfo", "navigation", "dialog", "alertdialog":
 			return true
@@ -584,7 +585,7 @@ func isStreamedSegment(n *html.Node) bool {
 	if n.DataAtom != atom.Div {
 		return false
 	}
-	id, _ := getAttr(n, "id")
+	id, _ := htmlattr.Lookup(n, "id")
 	if len(id) < 3 || id[0] != 'S' || id[1] != ':' {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -36,7 +37,7 @@ func detectKind(doc *html.Node) pageKind {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
 			case atom.Script:
-				if t, _ := getAttr(n, "type"); strings.Contains(strings.ToLower(t), "ld+json") && n.FirstChild != nil {
+				if t, _ := htmlattr.Lookup(n, "type"); strings.Contains(strings.ToLower(t), "ld+json") && n.FirstChild != nil {
 					products += len(ldProductType.FindAllStringIndex(n.FirstChild.Data, -1))
 					forum = forum || ldForumType.MatchString(n.FirstChild.Data)
 					qa = qa || ldQAType.MatchString(n.FirstChild.Data)
@@ -44,8 +45,8 @@ func detectKind(doc *html.Node) pageKind {
 				n = next(n, doc, true)
 				continue
 			case atom.Meta:
-				if p, _ := getAttr(n, "property"); strings.EqualFold(p, "og:type") {
-					c, _ := getAttr(n, "content")
+				if p, _ := htmlattr.Lookup(n, "property"); strings.EqualFold(p, "og:type") {
+					c, _ := htmlattr.Lookup(n, "content")
 					switch c = strings.ToLower(strings.TrimSpace(c)); {
 					case strings.HasPrefix(c, "product.group"), strings.HasPrefix(c, "product:group"):
 						group = true
@@ -57,7 +58,7 @@ func detectKind(doc *html.Node) pageKind {
 				n = next(n, doc, true)
 				continue
 			}
-			if it, ok := getAttr(n, "itemtype"); ok {
+			if it, ok := htmlattr.Lookup(n, "itemtype"); ok {
 				switch it = strings.TrimRight(it, "/ "); {
 				case strings.HasSuffix(it, "schema.org/Product"):
 					micro++

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -464,7 +465,7 @@ func (c *converter) heading(n *html.Node, depth int) {
 }
 
 func (c *converter) input(n *html.Node) {
-	if !strings.EqualFold(attr(n, "type"), "checkbox") {
+	if !strings.EqualFold(htmlattr.Get(n, "type"), "checkbox") {
 		return
 	}
 	c.beforeContent()
@@ -601,12 +602,12 @@ func (c *converter) pre(n *html.Node) {
 // codeLanguage reads language-x / lang-x from the class of a <pre> or of its
 // first <code> child.
 func codeLanguage(pre *html.Node) string {
-	if l := langFromClass(attr(pre, "class")); l != "" {
+	if l := langFromClass(htmlattr.Get(pre, "class")); l != "" {
 		return l
 	}
 	for ch := pre.FirstChild; ch != nil; ch = ch.NextSibling {
 		if ch.Type == html.ElementNode && ch.DataAtom == atom.Code {
-			return langFromClass(attr(ch, "class"))
+			return langFromClass(htmlattr.Get(ch, "class"))
 		}
 	}
 	return ""
@@ -631,7 +632,7 @@ func langFromClass(class string) string {
 }
 
 func (c *converter) link(n *html.Node, depth int) {
-	href := strings.TrimSpace(attr(n, "href"))
+	href := strings.TrimSpace(htmlattr.Get(n, "href"))
 	if c.inLink > 0 || href == "" || hasPrefixFold(href, "javascript:") {
 		c.children(n, depth)
 		return
@@ -728,7 +729,7 @@ func escapeURL(u string) string {
 }
 
 func (c *converter) image(n *html.Node) {
-	src := strings.TrimSpace(attr(n, "src"))
+	src := strings.TrimSpace(htmlattr.Get(n, "src"))
 	if src == "" {
 		return
 	}
@@ -737,7 +738,7 @@ func (c *converter) image(n *html.Node) {
 	} else {
 		src = escapeURL(src)
 	}
-	alt := collapse(attr(n, "alt"))
+	alt := collapse(htmlattr.Get(n, "alt"))
 	c.beforeContent()
 	c.out = append(c.out, "!["...)
 	for i := 0; i < len(alt); i++ {
@@ -759,7 +760,7 @@ func (c *converter) list(n *html.Node, depth int) {
 	ordered := n.DataAtom == atom.Ol
 	num := 1
 	if ordered {
-		if s := attr(n, "start"); s != "" {
+		if s := htmlattr.Get(n, "start"); s != "" {
 			v := 0
 			for i := 0; i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9'; i++ {
 				v = v*10 + int(s[i]-'0')
@@ -866,15 +867,6 @@ func (c *converter) blockquote(n *html.Node, depth int) {
 		c.popPrefix(2)
 	}
 	c.block()
-}
-
-func attr(n *html.Node, key string) string {
-	for _, a := range n.Attr {
-		if a.Key == key && a.Namespace == "" {
-			return a.Val
-		}
-	}
-	return ""
 }
 
 func hasAttr(n *html.Node, key string) bool {

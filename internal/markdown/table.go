@@ -3,6 +3,7 @@ package markdown
 import (
 	"strings"
 
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -86,7 +87,7 @@ func (c *converter) table(t *html.Node, depth int) {
 		var line []string
 		for _, cell := range cells(r) {
 			line = append(line, c.cell(cell, depth+2))
-			span := atoiSmall(attr(cell, "colspan"))
+			span := atoiSmall(htmlattr.Get(cell, "colspan"))
 			for i := 1; i < span && i < 32; i++ {
 				line = append(line, "")
 			}

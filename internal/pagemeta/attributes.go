@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/andybalholm/cascadia"
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 )
 
@@ -37,7 +38,7 @@ func Attributes(doc *html.Node, sels []AttributeSelector) ([]AttributeValues, er
 		vals := []string{}
 		if doc != nil {
 			for _, n := range cascadia.QueryAll(doc, sel) {
-				if v, ok := attrOK(n, key); ok {
+				if v, ok := htmlattr.Lookup(n, key); ok {
 					vals = append(vals, v)
 				}
 			}

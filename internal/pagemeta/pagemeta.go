@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -174,11 +175,11 @@ func (w *walker) element(n *html.Node) bool {
 		return false
 	case atom.Html:
 		if w.lang == "" {
-			w.lang = strings.TrimSpace(attr(n, "lang"))
+			w.lang = strings.TrimSpace(htmlattr.Get(n, "lang"))
 		}
 	case atom.Base:
 		if !w.haveBase {
-			if href, ok := attrOK(n, "href"); ok {
+			if href, ok := htmlattr.Lookup(n, "href"); ok {
 				w.baseHref, w.haveBase = href, true
 			}
 		}
@@ -197,7 +198,7 @@ func (w *walker) element(n *html.Node) bool {
 		}
 	case atom.A, atom.Area:
 		if w.want&wantLinks != 0 {
-			if href, ok := attrOK(n, "href"); ok {
+			if href, ok := htmlattr.Lookup(n, "href"); ok {
 				w.hrefs = append(w.hrefs, href)
 			}
 		}
@@ -207,7 +208,7 @@ func (w *walker) element(n *html.Node) bool {
 		}
 	case atom.Source:
 		if w.want&wantImages != 0 && n.Parent != nil && n.Parent.DataAtom == atom.Picture {
-			if best := largestCandidate(attr(n, "srcset")); best != "" {
+			if best := largestCandidate(htmlattr.Get(n, "srcset")); best != "" {
 				w.imgs = append(w.imgs, best)
 			}
 		}
@@ -275,11 +276,11 @@ func isImageMeta(m metaTag) bool {
 }
 
 func (w *walker) link(n *html.Node) {
-	href, ok := attrOK(n, "href")
+	href, ok := htmlattr.Lookup(n, "href")
 	if !ok || strings.TrimSpace(href) == "" {
 		return
 	}
-	for tok := range strings.FieldsSeq(attr(n, "rel")) {
+	for tok := range strings.FieldsSeq(htmlattr.Get(n, "rel")) {
 		switch strings.ToLower(tok) {
 		case "icon":
 			w.icons = append(w.icons, icon{href: href})
@@ -332,21 +333,6 @@ func (w *walker) base(pageURL *url.URL) *url.URL {
 		return pageURL
 	}
 	return u
-}
-
-// attr returns the value of the non-namespaced attribute key, or "".
-func attr(n *html.Node, key string) string {
-	v, _ := attrOK(n, key)
-	return v
-}
-
-func attrOK(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Key == key && a.Namespace == "" {
-			return a.Val, true
-		}
-	}
-	return "", false
 }
 
 // textOf concatenates the text below n.

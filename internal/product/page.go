@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -48,22 +49,22 @@ func scanPage(doc *html.Node, pageURL *url.URL) *page {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
 			case atom.Script:
-				if strings.EqualFold(strings.TrimSpace(strings.Split(attr(n, "type"), ";")[0]), "application/ld+json") {
+				if strings.EqualFold(strings.TrimSpace(strings.Split(htmlattr.Get(n, "type"), ";")[0]), "application/ld+json") {
 					pg.jsonld = append(pg.jsonld, parseJSONLD(textOf(n))...)
 				}
 				return
 			case atom.Style, atom.Template, atom.Noscript:
 				return
 			case atom.Meta:
-				k := strings.ToLower(attr(n, "property"))
+				k := strings.ToLower(htmlattr.Get(n, "property"))
 				if k == "" {
-					k = strings.ToLower(attr(n, "name"))
+					k = strings.ToLower(htmlattr.Get(n, "name"))
 				}
 				if k == "" {
-					k = strings.ToLower(attr(n, "itemprop"))
+					k = strings.ToLower(htmlattr.Get(n, "itemprop"))
 				}
 				if _, seen := pg.meta[k]; k != "" && !seen {
-					pg.meta[k] = strings.TrimSpace(attr(n, "content"))
+					pg.meta[k] = strings.TrimSpace(htmlattr.Get(n, "content"))
 				}
 			case atom.Title:
 				if pg.title == "" {
@@ -178,12 +179,12 @@ var (
 // itemOf converts a microdata or RDFa item to the JSON-LD shape: its type,
 // and each property's values (a nested item for a nested scope).
 func itemOf(n *html.Node, a itemAttrs) obj {
-	o := obj{"@type": strings.Fields(attr(n, a.typ))}
+	o := obj{"@type": strings.Fields(htmlattr.Get(n, a.typ))}
 	if a.prop == "property" {
-		if id := attr(n, "resource"); id != "" {
+		if id := htmlattr.Get(n, "resource"); id != "" {
 			o["@id"] = id
 		}
-	} else if id := attr(n, "itemid"); id != "" {
+	} else if id := htmlattr.Get(n, "itemid"); id != "" {
 		o["@id"] = id
 	}
 	// @type as []any so types() reads it like JSON-LD.
@@ -200,7 +201,7 @@ func itemOf(n *html.Node, a itemAttrs) obj {
 				continue
 			}
 			nested := hasAttr(c, a.scope)
-			if props := attr(c, a.prop); props != "" {
+			if props := htmlattr.Get(c, a.prop); props != "" {
 				var v any
 				if nested {
 					v = itemOf(c, a)
@@ -231,47 +232,33 @@ func itemOf(n *html.Node, a itemAttrs) obj {
 // propValue is a property element's value as microdata defines it, plus
 // the content attribute on any element (common in shop themes and RDFa).
 func propValue(n *html.Node) any {
-	if v, ok := attrOK(n, "content"); ok {
+	if v, ok := htmlattr.Lookup(n, "content"); ok {
 		return strings.TrimSpace(v)
 	}
 	switch n.DataAtom {
 	case atom.Audio, atom.Embed, atom.Iframe, atom.Img, atom.Source, atom.Track, atom.Video:
-		return attr(n, "src")
+		return htmlattr.Get(n, "src")
 	case atom.A, atom.Area, atom.Link:
-		if h := attr(n, "href"); h != "" {
+		if h := htmlattr.Get(n, "href"); h != "" {
 			return h
 		}
 	case atom.Object:
-		return attr(n, "data")
+		return htmlattr.Get(n, "data")
 	case atom.Data, atom.Meter:
-		return attr(n, "value")
+		return htmlattr.Get(n, "value")
 	case atom.Time:
-		if d := attr(n, "datetime"); d != "" {
+		if d := htmlattr.Get(n, "datetime"); d != "" {
 			return d
 		}
 	}
-	if h := attr(n, "resource"); h != "" && n.DataAtom != atom.Span && n.DataAtom != atom.Div {
+	if h := htmlattr.Get(n, "resource"); h != "" && n.DataAtom != atom.Span && n.DataAtom != atom.Div {
 		return h
 	}
 	return clean(textOf(n))
 }
 
-func attr(n *html.Node, key string) string {
-	v, _ := attrOK(n, key)
-	return v
-}
-
-func attrOK(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Namespace == "" && a.Key == key {
-			return a.Val, true
-		}
-	}
-	return "", false
-}
-
 func hasAttr(n *html.Node, key string) bool {
-	_, ok := attrOK(n, key)
+	_, ok := htmlattr.Lookup(n, key)
 	return ok
 }
 

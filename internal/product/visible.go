@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -65,7 +66,7 @@ func firstNonEmpty(s ...string) string {
 
 // classID is an element's class, id and data-price-type in lower case.
 func classID(n *html.Node) string {
-	return strings.ToLower(attr(n, "class") + " " + attr(n, "id") + " " + attr(n, "data-price-type"))
+	return strings.ToLower(htmlattr.Get(n, "class") + " " + htmlattr.Get(n, "id") + " " + htmlattr.Get(n, "data-price-type"))
 }
 
 // skipSection reports whether an element holds page furniture whose
@@ -143,21 +144,21 @@ func (w *visibleWalk) walk(n *html.Node, orig, gallery bool) bool {
 		case atom.Br, atom.P, atom.Div, atom.Li, atom.Td, atom.H2, atom.H3, atom.Tr, atom.Span:
 			w.text.WriteByte(' ')
 		case atom.Button, atom.Input:
-			label := strings.ToLower(textOf(n) + " " + attr(n, "value") + " " + attr(n, "name"))
+			label := strings.ToLower(textOf(n) + " " + htmlattr.Get(n, "value") + " " + htmlattr.Get(n, "name"))
 			if !hasAttr(n, "disabled") && cartLabel.MatchString(label) {
 				w.cartButton = true
 			}
 		case atom.Img:
 			if gallery && w.image == nil {
-				src := firstNonEmpty(attr(n, "data-large_image"), attr(n, "data-zoom-image"), attr(n, "data-src"), attr(n, "src"))
+				src := firstNonEmpty(htmlattr.Get(n, "data-large_image"), htmlattr.Get(n, "data-zoom-image"), htmlattr.Get(n, "data-src"), htmlattr.Get(n, "src"))
 				if u := (reader{pg: w.pg}).absURL(src); u != "" && !strings.HasPrefix(src, "data:") {
-					w.image = &Image{URL: u, Alt: attr(n, "alt")}
+					w.image = &Image{URL: u, Alt: htmlattr.Get(n, "alt")}
 				}
 			}
 		}
 		c := classID(n)
 		switch {
-		case strings.EqualFold(attr(n, "itemprop"), "sku") && !w.skuByProp:
+		case strings.EqualFold(htmlattr.Get(n, "itemprop"), "sku") && !w.skuByProp:
 			w.sku, w.skuByProp = clean(textOf(n)), true
 		case w.sku == "" && hasClass(n, "sku"):
 			w.sku = clean(textOf(n))
@@ -180,9 +181,9 @@ func (w *visibleWalk) walk(n *html.Node, orig, gallery bool) bool {
 	}
 	ms := findMoney(clean(textOf(n)))
 	if len(ms) == 0 {
-		a, ok := parseAmount(attr(n, "data-price-amount"))
+		a, ok := parseAmount(htmlattr.Get(n, "data-price-amount"))
 		if !ok {
-			a, ok = parseAmount(attr(n, "content"))
+			a, ok = parseAmount(htmlattr.Get(n, "content"))
 		}
 		if !ok {
 			return false
@@ -195,7 +196,7 @@ func (w *visibleWalk) walk(n *html.Node, orig, gallery bool) bool {
 
 // hasClass reports whether n has the class token c.
 func hasClass(n *html.Node, c string) bool {
-	for f := range strings.FieldsSeq(attr(n, "class")) {
+	for f := range strings.FieldsSeq(htmlattr.Get(n, "class")) {
 		if f == c {
 			return true
 		}
@@ -206,10 +207,10 @@ func hasClass(n *html.Node, c string) bool {
 // isPriceElement reports whether an element is marked as a price by its
 // class, id, itemprop or data attributes.
 func isPriceElement(n *html.Node) bool {
-	if hasAttr(n, "data-price-amount") || strings.EqualFold(attr(n, "itemprop"), "price") {
+	if hasAttr(n, "data-price-amount") || strings.EqualFold(htmlattr.Get(n, "itemprop"), "price") {
 		return true
 	}
-	c := strings.ToLower(attr(n, "class") + " " + attr(n, "id"))
+	c := strings.ToLower(htmlattr.Get(n, "class") + " " + htmlattr.Get(n, "id"))
 	return strings.Contains(c, "price") && !strings.Contains(c, "label") && !strings.Contains(c, "currency")
 }
 
@@ -252,7 +253,7 @@ func findCrumbs(pg *page, n *html.Node) {
 		return
 	}
 	if n.Type == html.ElementNode {
-		c := strings.ToLower(attr(n, "class") + " " + attr(n, "id") + " " + attr(n, "aria-label"))
+		c := strings.ToLower(htmlattr.Get(n, "class") + " " + htmlattr.Get(n, "id") + " " + htmlattr.Get(n, "aria-label"))
 		if strings.Contains(c, "breadcrumb") && n.DataAtom != atom.Li && n.DataAtom != atom.A && n.DataAtom != atom.Span {
 			if names := crumbNames(n); len(names) > 0 {
 				pg.htmlCrumbs = names
