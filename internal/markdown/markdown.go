@@ -10,6 +10,7 @@ package markdown
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 
 	"github.com/firegate/firegate/internal/htmlattr"
@@ -789,7 +790,7 @@ func (c *converter) list(n *html.Node, depth int) {
 		}
 		marker := "- "
 		if ordered {
-			marker = itoa(num) + ". "
+			marker = strconv.Itoa(num) + ". "
 			num++
 		}
 		c.item0(ch, depth+1, marker)
@@ -798,20 +799,6 @@ func (c *converter) list(n *html.Node, depth int) {
 		}
 	}
 	c.block()
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	var b [20]byte
-	p := len(b)
-	for i > 0 {
-		p--
-		b[p] = byte('0' + i%10)
-		i /= 10
-	}
-	return string(b[p:])
 }
 
 func (c *converter) item0(n *html.Node, depth int, marker string) {
