@@ -21,7 +21,7 @@ const otherTeam = "0195e0a0-0000-7000-8000-000000000002"
 
 // cdpServer serves the DevTools connections of m's sessions at
 // /cdp/{id}?token=.
-func cdpServer(t *testing.T, m *Manager) *httptest.Server {
+func cdpServer(t testing.TB, m *Manager) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := strings.TrimPrefix(r.URL.Path, "/cdp/")
 		switch err := m.ServeCDP(w, r, id, r.URL.Query().Get("token")); {
@@ -346,6 +346,10 @@ func TestCDPConfinesToSession(t *testing.T) {
 		{sid, "Page.setDownloadBehavior", map[string]any{"behavior": "allow", "downloadPath": "/tmp"}},
 		{sid, "Network.loadNetworkResource", map[string]any{"url": "file:///etc/passwd", "options": map[string]any{"disableCache": true, "includeCredentials": false}}},
 		{sid, "Page.close", nil},
+		{sid, "Page.handleFileChooser", map[string]any{"action": "accept", "files": []string{"/etc/passwd"}}},
+		{sid, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 100000, "height": 100000, "deviceScaleFactor": 1, "mobile": false}},
+		{sid, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 4000, "height": 4000, "deviceScaleFactor": "x", "mobile": false}},
+		{sid, "Page.captureScreenshot", map[string]any{"clip": map[string]any{"x": 0, "y": 0, "width": 8000, "height": 8000, "scale": 2}}},
 		{sid, "Tracing.start", map[string]any{}},
 		{sid, "Browser.getVersion", nil},
 		{sid, "SystemInfo.getInfo", nil},
@@ -439,6 +443,36 @@ func TestCDPConfinesToSession(t *testing.T) {
 	if err == nil || resp == nil || resp.StatusCode != http.StatusNotFound {
 		t.Errorf("dial an ended session: %v %v, want 404", err, resp)
 	}
+}
+
+// TestCDPPageCap: a client opens pages in the session's context up to
+// cdpMaxPages (the session's own counted), no more.
+func TestCDPPageCap(t *testing.T) {
+	m := New(Config{Store: testStore(t), Browser: testPool(t), Log: testenv.Logger(t)})
+	ctx := ctxFor(t, 60*time.Second)
+	rec, err := m.Create(ctx, CreateParams{TeamID: team, TTL: time.Minute, ActivityTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = m.Delete(context.WithoutCancel(ctx), team, rec.ID) })
+	tok, _ := m.CDPToken(rec.ID)
+	cs := cdpServer(t, m)
+	c := dialCDP(t, ctx, "ws"+strings.TrimPrefix(cs.URL, "http")+"/cdp/"+rec.ID+"?token="+tok)
+	c.ok(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil)
+	for i := 1; i < cdpMaxPages; i++ {
+		c.ok(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"}, nil)
+	}
+	// The proxy counts the pages the browser has reported.
+	c.wait(ctx, "the pages to be discovered", func() bool {
+		n := 0
+		for _, ev := range c.events {
+			if ev.Method == "Target.targetCreated" && strings.Contains(string(ev.Params), `"type":"page"`) {
+				n++
+			}
+		}
+		return n >= cdpMaxPages
+	})
+	c.refused(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
 }
 
 // TestCDPConnectionCap: a session takes at most MaxCDPConns DevTools

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/browser"
 )
 
@@ -59,6 +60,13 @@ const (
 	cdpMaxInflight       = 256
 	cdpWriteTimeout      = 30 * time.Second
 	cdpHandshakeTimeout  = 10 * time.Second
+	// cdpMaxPages caps the pages a client may open in the context
+	// (Target.createTarget), the session's own counted.
+	cdpMaxPages = 10
+	// cdpMaxPixels caps the pixels of a viewport the client emulates and
+	// of a screenshot's clip (scale counted): one huge bitmap costs a
+	// Chrome that every team shares.
+	cdpMaxPixels = actions.MaxImagePixels
 )
 
 // CDP error codes the proxy answers with.
@@ -450,8 +458,16 @@ func (p *cdpProxy) sessionCommand(ctx context.Context, m cdpMessage, ps cdpParam
 		return p.refuse(ctx, m, "the "+domain+" domain reaches beyond the session's pages")
 	}
 	switch m.Method {
-	case "DOM.setFileInputFiles":
+	case "DOM.setFileInputFiles", "Page.handleFileChooser":
 		return p.refuse(ctx, m, "it would upload files from the server's disk")
+	case "Emulation.setDeviceMetricsOverride":
+		if pixels(ps, "width", "height", "deviceScaleFactor") > cdpMaxPixels {
+			return p.refuse(ctx, m, fmt.Sprintf("the viewport would exceed %d pixels", cdpMaxPixels))
+		}
+	case "Page.captureScreenshot":
+		if clip, err := parseParams(ps["clip"]); err == nil && len(clip) > 0 && pixels(clip, "width", "height", "scale") > cdpMaxPixels {
+			return p.refuse(ctx, m, fmt.Sprintf("the clip would exceed %d pixels", cdpMaxPixels))
+		}
 	case "Input.dispatchDragEvent":
 		// Re-encoded, so that Chrome reads the data checked here.
 		data, err := parseParams(ps["data"])
@@ -498,6 +514,27 @@ func (p *cdpProxy) sessionCommand(ctx context.Context, m cdpMessage, ps cdpParam
 		}
 	}
 	return p.send(ctx, m, ps.encode(), nil)
+}
+
+// pixels returns width x height x scale² of a command's fields (scale 1
+// when absent or 0); a value that is not a number counts as huge.
+func pixels(ps cdpParams, width, height, scale string) float64 {
+	num := func(key string, def float64) float64 {
+		v, ok := ps[key]
+		if !ok {
+			return def
+		}
+		var f float64
+		if json.Unmarshal(v, &f) != nil {
+			return 1e18
+		}
+		return f
+	}
+	w, h, sc := num(width, 0), num(height, 0), num(scale, 1)
+	if sc == 0 {
+		sc = 1
+	}
+	return w * h * sc * sc
 }
 
 // ownsDetach reports whether a Target.detachFromTarget names a session of
@@ -577,6 +614,15 @@ func (p *cdpProxy) browserCommand(ctx context.Context, m cdpMessage, ps cdpParam
 		}
 		return p.send(ctx, m, ps.encode(), nil)
 	case "Target.createTarget":
+		pages := 0
+		for _, t := range p.targets {
+			if t.typ == "page" {
+				pages++
+			}
+		}
+		if pages >= cdpMaxPages {
+			return p.refuse(ctx, m, fmt.Sprintf("the session has %d pages, the most it may", cdpMaxPages))
+		}
 		if !allowedURL(ps.str("url")) {
 			return p.refuse(ctx, m, "only http(s), data: and about:blank URLs may be opened")
 		}
