@@ -237,6 +237,11 @@ func (s *Server) handleAgentStart(w http.ResponseWriter, r *http.Request) error 
 	if err := s.rateLimited(ctx, team, limits.ClassAgent); err != nil {
 		return err
 	}
+	target := batchTarget(req.Options.URLs)
+	if target == "" {
+		target = req.Options.Prompt
+	}
+	s.recordActivity(r, team, "agent", target, req.Options.AuditMetadata, false)
 	if err := s.checkCredits(ctx, team, agentMinCredits); err != nil {
 		return err
 	}

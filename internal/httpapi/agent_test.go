@@ -59,7 +59,7 @@ func newAgentAPI(t *testing.T, kind string, model llmtest.Step) *agentAPI {
 	startQueue(t, st, 4, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
 	teams := newTeamAuth(t, st)
 	ledger := billing.NewLedger(st, log) // teams stay unlimited until given credits
-	s := New(Deps{Scraper: engine, Auth: teams, Agents: runner, Ledger: ledger, Log: log})
+	s := New(Deps{Scraper: engine, Auth: teams, Agents: runner, Ledger: ledger, Activity: st.(store.ActivityStore), Log: log})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

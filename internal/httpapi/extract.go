@@ -222,6 +222,7 @@ func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
 	if err := s.rateLimited(ctx, team, limits.ClassAgent); err != nil {
 		return err
 	}
+	s.recordActivity(r, team, "extract", extractTarget(&req), req.Options.Scrape.AuditMetadata, false)
 	if err := s.checkCredits(ctx, team, billing.MinExtract); err != nil {
 		return err
 	}
@@ -252,6 +253,19 @@ func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil
+}
+
+// extractTarget is an extract's target in the team's activity: its URLs
+// and globs as asked for, else the web search's prompt.
+func extractTarget(req *extractRequest) string {
+	asked := append([]string(nil), req.URLs...)
+	for _, g := range req.Globs {
+		asked = append(asked, strings.TrimSuffix(g, "/")+"/*")
+	}
+	if len(asked) == 0 {
+		return req.WebSearch
+	}
+	return batchTarget(asked)
 }
 
 // expandGlobs maps each glob's site (pages under its path, the sitemap

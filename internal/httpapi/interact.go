@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -141,6 +142,11 @@ func (s *Server) handleInteractCreate(w http.ResponseWriter, r *http.Request) er
 	if err := s.rateLimited(ctx, team, limits.ClassScrape); err != nil {
 		return err
 	}
+	endpoint := "interact"
+	if strings.Contains(r.URL.Path, "/browser") {
+		endpoint = "browser"
+	}
+	s.recordActivity(r, team, endpoint, "", nil, false) // a new session names no URL
 	if err := s.checkCredits(ctx, team, billing.MinInteract); err != nil {
 		return err
 	}
@@ -325,6 +331,7 @@ func (s *Server) handleScrapeInteract(w http.ResponseWriter, r *http.Request) er
 	if err := s.rateLimited(ctx, team, limits.ClassScrape); err != nil {
 		return err
 	}
+	s.recordActivity(r, team, "interact", "", nil, false)
 	if req.Prompt != "" && !s.interact.PromptEnabled() {
 		return errInteractPromptNoLLM
 	}

@@ -116,6 +116,7 @@ type jobAPIConfig struct {
 	searcher Searcher    // POST /v2/search and extract's enableWebSearch
 	webhooks *webhook.Sender
 	threat   *threat.Checker // the server's, engine's and runner's blocklist
+	activity bool            // the store keeps the team activity
 }
 
 // newJobAPIConfig is newJobAPI with c's parts.
@@ -147,8 +148,12 @@ func newJobAPIConfig(t *testing.T, kind string, c jobAPIConfig) *jobAPI {
 	runner := crawl.NewRunner(rc)
 	startQueue(t, st, 8, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
 	teams := newTeamAuth(t, st)
-	s := New(Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Ledger: ledger, Log: log,
-		Model: model, Mapper: mapper, Searcher: c.searcher, Threat: c.threat})
+	d := Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Ledger: ledger, Log: log,
+		Model: model, Mapper: mapper, Searcher: c.searcher, Threat: c.threat}
+	if c.activity {
+		d.Activity = st.(store.ActivityStore)
+	}
+	s := New(d)
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
