@@ -42,6 +42,8 @@ func (s *Server) interactRoutes(r chi.Router) {
 		r.Get(base, s.handle(s.handleInteractList))
 		r.Post(base+"/{id}/execute", s.handle(s.handleInteractExecute))
 		r.Delete(base+"/{id}", s.handle(s.handleInteractDelete))
+		r.Get(base+"/{id}/replay", s.handle(handleInteractReplay))
+		r.Get(base+"/{id}/replay/{pageId}", s.handle(handleInteractReplay))
 	}
 	r.Post("/scrape/{id}/interact", s.handle(s.handleScrapeInteract))
 	r.Delete("/scrape/{id}/interact", s.handle(s.handleScrapeInteractStop))
@@ -67,6 +69,13 @@ var (
 	errInteractSessionNotFound = &Error{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: "Browser session not found."}
 	errInteractNoReplay        = &Error{Status: http.StatusConflict, Code: "INTERACT_REPLAY_UNAVAILABLE",
 		Message: "Conflict: this scrape cannot be replayed in a browser session: what it requested was not kept (it used zeroDataRetention or lockdown, or ran before this server kept replay data). Scrape the page again, then interact with the new scrape."}
+	// Sessions are not recorded: recordSession: true and the replay routes
+	// say so (see the README).
+	errInteractNoRecording = &Error{Status: http.StatusBadRequest, Code: "INTERACT_RECORDING_NOT_SUPPORTED",
+		Message: "Session recording is not available on this server: send recordSession: false (or leave it out); sessions are not recorded and have no replay",
+		Details: []FieldError{{Path: []any{"recordSession"}, Message: "session recording is not available on this server", Code: "not_supported"}}}
+	errInteractNoReplay501 = &Error{Status: http.StatusNotImplemented, Code: "INTERACT_REPLAY_NOT_SUPPORTED",
+		Message: "Not Implemented: sessions are not recorded on this server, so they have no replay"}
 	errInteractPromptNoLLM = &Error{Status: http.StatusBadRequest, Code: "SCRAPE_LLM_NOT_CONFIGURED",
 		Message: "prompt-driven interaction needs a language model, and this server has none configured (set OPENAI_BASE_URL and MODEL_NAME); send code instead",
 		Details: []FieldError{{Path: []any{"prompt"}, Message: "no language model is configured", Code: "not_supported"}}}
@@ -125,7 +134,7 @@ func (s *Server) handleInteractCreate(w http.ResponseWriter, r *http.Request) er
 		p.ActivityTTL = time.Duration(n) * time.Second
 	}
 	p.StreamWebView = v.optBool(nil, fields, "streamWebView", true)
-	v.optBool(nil, fields, "recordSession", true)
+	record := v.optBool(nil, fields, "recordSession", false)
 	v.optString(nil, fields, "integration")
 	v.optString(nil, fields, "origin")
 	if present(fields, "profile") {
@@ -135,6 +144,9 @@ func (s *Server) handleInteractCreate(w http.ResponseWriter, r *http.Request) er
 	}
 	if err := v.err(); err != nil {
 		return err
+	}
+	if record {
+		return errInteractNoRecording
 	}
 	ctx := r.Context()
 	team := teamFrom(ctx)
@@ -294,6 +306,12 @@ func (s *Server) handleInteractExecute(w http.ResponseWriter, r *http.Request) e
 	s.addLiveURLs(r, rec.ID, body)
 	writeJSON(w, http.StatusOK, body)
 	return nil
+}
+
+// handleInteractReplay serves GET /v2/interact/{id}/replay[/{pageId}]:
+// 501, sessions are not recorded.
+func handleInteractReplay(w http.ResponseWriter, r *http.Request) error {
+	return errInteractNoReplay501
 }
 
 // handleInteractDelete serves DELETE /v2/interact/{id}.

@@ -95,3 +95,29 @@ func TestInteractCDPURL(t *testing.T) {
 		t.Errorf("after DELETE the connection read %v, want a going-away close", err)
 	}
 }
+
+// TestInteractRecording: sessions are not recorded, and say so:
+// recordSession true is refused naming the field, the replay routes answer
+// 501 with a stable code.
+func TestInteractRecording(t *testing.T) {
+	s := interactServer(t, 2)
+	rec, body := do(t, s, http.MethodPost, "/v2/interact", "fc-a", `{"recordSession":true}`)
+	wantErr(t, "recordSession true", rec, body, 400, "INTERACT_RECORDING_NOT_SUPPORTED", "recordSession: false")
+	if !strings.Contains(fmt.Sprint(body["details"]), "recordSession") {
+		t.Errorf("details do not name recordSession: %v", body["details"])
+	}
+	rec, body = do(t, s, http.MethodPost, "/v2/interact", "fc-a", `{"recordSession":false}`)
+	if rec.Code != 200 {
+		t.Fatalf("recordSession false: %d %v", rec.Code, body)
+	}
+	id := body["id"].(string)
+	t.Cleanup(func() { do(t, s, http.MethodDelete, "/v2/interact/"+id, "fc-a", "") })
+	for _, path := range []string{"/v2/interact/" + id + "/replay", "/v2/browser/" + id + "/replay/page-1"} {
+		rec, body = do(t, s, http.MethodGet, path, "fc-a", "")
+		wantErr(t, path, rec, body, 501, "INTERACT_REPLAY_NOT_SUPPORTED", "not recorded")
+	}
+	rec, body = do(t, s, http.MethodGet, "/v2/interact/"+id+"/replay", "", "")
+	if rec.Code != 401 {
+		t.Errorf("replay without a key: %d %v", rec.Code, body)
+	}
+}

@@ -262,7 +262,7 @@ func TestBrowserSessions(t *testing.T) {
 	_ = second
 	// Replay routes are not served.
 	rec, body = do(t, s, http.MethodGet, "/v2/interact/"+id+"/replay", "fc-a", "")
-	wantErr(t, "replay", rec, body, 501, "NOT_IMPLEMENTED", "")
+	wantErr(t, "replay", rec, body, 501, "INTERACT_REPLAY_NOT_SUPPORTED", "not recorded")
 }
 
 func TestInteractNotConfigured(t *testing.T) {
