@@ -60,8 +60,11 @@ type frame struct {
 }
 
 const (
-	imageWeight  = 20
-	minParagraph = 25
+	// cardGridShare: a grid of cards whose text, times this, is at least
+	// the anchor's is kept with it.
+	cardGridShare = 1
+	imageWeight   = 20
+	minParagraph  = 25
 	// proseLinkDensity: a content container (article, main, the anchor)
 	// whose text is less linked than this holds prose, not a listing.
 	proseLinkDensity = 0.3
@@ -285,12 +288,26 @@ func mainContent(root *html.Node, pk pageKind) {
 			protected[p] = true
 		}
 	}
-	removals, remaining := prune(root, anchor, protected, lds, pk, false)
+	grid, gridText := findCardGrid(root, pk)
+	if grid != nil && (anchor == nil || gridText*cardGridShare >= textLen(anchor)) {
+		// The page is a grid of cards (products, results, listings)
+		// more than the prose around it: the grid is content, and
+		// the link density of its cards does not remove them.
+		for p := grid; p != nil && p != root; p = p.Parent {
+			protected[p] = true
+		}
+		var st proseStats
+		st.walk(grid, false, 0)
+		lds[grid] = float64(st.link) / float64(max(st.text, 1))
+	} else {
+		grid = nil
+	}
+	removals, remaining := prune(root, anchor, grid, protected, lds, pk, false)
 	if nearEmpty(remaining, total) {
 		// The class words removed (almost) everything: some sites mark
 		// their content with words that usually mean boilerplate. Prune
 		// again by tags, roles and link density only.
-		removals, remaining = prune(root, anchor, protected, lds, pk, true)
+		removals, remaining = prune(root, anchor, grid, protected, lds, pk, true)
 		if nearEmpty(remaining, total) {
 			return // keep the whole body
 		}
@@ -300,10 +317,10 @@ func mainContent(root *html.Node, pk pageKind) {
 			n.Parent.RemoveChild(n)
 		}
 	}
-	if main != nil && (anchor == nil || isAncestor(main, anchor)) && isAncestor(root, main) {
+	if main != nil && (anchor == nil || isAncestor(main, anchor)) && (grid == nil || isAncestor(main, grid)) && isAncestor(root, main) {
 		narrow(root, main)
 	}
-	if anchor != nil && isAncestor(root, anchor) {
+	if anchor != nil && grid == nil && isAncestor(root, anchor) {
 		a, r := textLen(anchor), textLen(root)
 		if r > 0 && a < r && float64(a) >= anchorShare*float64(r) {
 			narrowAround(root, anchor)
@@ -320,11 +337,11 @@ func nearEmpty(remaining, total int) bool {
 // prune finds the boilerplate under root without removing it: the elements
 // to remove and the text that would remain. Elements in protected are never
 // removed. With mild, class and id words are ignored.
-func prune(root, anchor *html.Node, protected map[*html.Node]bool, lds map[*html.Node]float64, pk pageKind, mild bool) ([]*html.Node, int) {
+func prune(root, anchor, grid *html.Node, protected map[*html.Node]bool, lds map[*html.Node]float64, pk pageKind, mild bool) ([]*html.Node, int) {
 	var removals []*html.Node
 	w := walker{
 		containerLD: lds,
-		isContent:   func(n *html.Node) bool { return n == anchor || isContentElement(n) },
+		isContent:   func(n *html.Node) bool { return n == anchor || n == grid || isContentElement(n) },
 		enter: func(w *walker, n *html.Node) kind {
 			if protected[n] {
 				return keep

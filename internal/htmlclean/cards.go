@@ -1,0 +1,98 @@
+package htmlclean
+
+import (
+	"strings"
+
+	"github.com/firegate/firegate/internal/htmlattr"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+const (
+	// minCards is the number of alike children that make a container a
+	// grid of cards (products, listings, results).
+	minCards = 6
+	// minCardText is the mean text (non-space bytes) of a card.
+	minCardText = 25
+	// maxCardGroups bounds the containers examined, for pathological pages.
+	maxCardGroups = 4096
+)
+
+// findCardGrid returns the container outside page chrome and
+// blocks marked as boilerplate by their class (a sidebar) whose alike
+// children (same tag and first class) form the largest grid of linked
+// cards: at least minCards of them, each with a link, with minCardText of
+// text on average. It returns nil when there is none. The text of the grid
+// is returned with it.
+func findCardGrid(root *html.Node, pk pageKind) (*html.Node, int) {
+	var best *html.Node
+	bestText, examined := 0, 0
+	for n := root; n != nil; {
+		if n.Type == html.ElementNode && n != root && (isChrome(n) || n.DataAtom == atom.Header || n.DataAtom == atom.Aside ||
+			n.DataAtom == atom.Menu || classHint(n, pk) == hintNegative) {
+			n = next(n, root, true)
+			continue
+		}
+		if n.Type == html.ElementNode {
+			if sig, count := commonChild(n); count >= minCards {
+				if examined++; examined > maxCardGroups {
+					break
+				}
+				cards, text := 0, 0
+				for c := n.FirstChild; c != nil; c = c.NextSibling {
+					if c.Type != html.ElementNode || signature(c) != sig {
+						continue
+					}
+					var st proseStats
+					st.walk(c, false, 0)
+					if st.link > 0 && st.text > 0 {
+						cards++
+						text += st.text
+					}
+				}
+				if cards >= minCards && cards*5 >= count*4 && text >= minCardText*cards && text > bestText {
+					best, bestText = n, text
+				}
+			}
+		}
+		n = next(n, root, false)
+	}
+	return best, bestText
+}
+
+// commonChild returns the most frequent signature among n's element
+// children and its count.
+func commonChild(n *html.Node) (string, int) {
+	kids := 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			kids++
+		}
+	}
+	if kids < minCards {
+		return "", 0
+	}
+	counts := map[string]int{}
+	bestSig, best := "", 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		s := signature(c)
+		counts[s]++
+		if counts[s] > best {
+			bestSig, best = s, counts[s]
+		}
+	}
+	return bestSig, best
+}
+
+// signature is an element's tag and first class token.
+func signature(n *html.Node) string {
+	c, _ := htmlattr.Lookup(n, "class")
+	f := strings.Fields(c)
+	if len(f) == 0 {
+		return n.Data
+	}
+	return n.Data + "." + f[0]
+}
