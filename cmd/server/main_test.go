@@ -138,7 +138,12 @@ func TestKeysCommands(t *testing.T) {
 func TestServeShutsDownGracefully(t *testing.T) {
 	t.Parallel()
 	slow := make(chan struct{})
+	arrived := make(chan struct{}, 1)
 	site := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
 		<-slow
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, "<html><body><h1>Done</h1></body></html>")
@@ -175,9 +180,26 @@ func TestServeShutsDownGracefully(t *testing.T) {
 		resp.Body.Close()
 		res <- result{status: resp.StatusCode, body: string(b)}
 	}()
-	time.Sleep(200 * time.Millisecond) // the scrape is now waiting on the site
+	select {
+	case <-arrived: // the scrape is now waiting on the site
+	case r := <-res:
+		t.Fatalf("the scrape ended before it reached the site: %+v", r)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the scrape did not reach the site")
+	}
 	cancel()
-	time.Sleep(100 * time.Millisecond)
+	// Shutdown has begun once the server stops accepting connections; the
+	// scrape in flight must still complete.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the server still accepts connections 10s after the cancel")
+		}
+	}
 	close(slow)
 	r := <-res
 	if r.err != nil || r.status != 200 || !strings.Contains(r.body, "# Done") {

@@ -156,20 +156,34 @@ func TestConcurrencyQueuesThenFails(t *testing.T) {
 	}
 	// A third one queues and gets the slot when the first finishes.
 	third := make(chan map[string]any, 1)
+	thirdSent := time.Now()
 	go func() { _, got := b.scrape(t); third <- got }()
-	time.Sleep(100 * time.Millisecond)
-	rec2, got2 := do(t, b.srv, http.MethodGet, "/v2/team/queue-status", b.key, "")
-	if rec2.Code != 200 || got2["activeJobsInQueue"] != float64(1) || got2["waitingJobsInQueue"] != float64(1) || got2["maxConcurrency"] != float64(1) {
-		t.Errorf("queue-status: %d %v", rec2.Code, got2)
+	// queue-status shows it waiting once it has queued.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		rec2, got2 := do(t, b.srv, http.MethodGet, "/v2/team/queue-status", b.key, "")
+		if rec2.Code != 200 {
+			t.Fatalf("queue-status: %d %v", rec2.Code, got2)
+		}
+		if got2["waitingJobsInQueue"] == float64(1) {
+			if got2["activeJobsInQueue"] != float64(1) || got2["maxConcurrency"] != float64(1) {
+				t.Errorf("queue-status: %v", got2)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the third scrape never queued: %v", got2)
+		}
 	}
 	close(gate)
 	if r := <-first; r.Code != 200 {
 		t.Fatalf("first: %d", r.Code)
 	}
 	got = <-third
+	elapsed := time.Since(thirdSent)
 	meta := got["data"].(map[string]any)["metadata"].(map[string]any)
-	if meta["concurrencyLimited"] != true || meta["concurrencyQueueDurationMs"].(float64) < 50 {
-		t.Errorf("queued scrape metadata: %v", meta)
+	ms, ok := meta["concurrencyQueueDurationMs"].(float64)
+	if meta["concurrencyLimited"] != true || !ok || ms < 0 || ms > float64(elapsed.Milliseconds()) {
+		t.Errorf("queued scrape metadata: %v; want concurrencyLimited and a queue duration within the %v the request took", meta, elapsed)
 	}
 	rec, got = do(t, b.srv, http.MethodGet, "/v2/concurrency-check", b.key, "")
 	if rec.Code != 200 || got["concurrency"] != float64(0) || got["maxConcurrency"] != float64(1) {
@@ -188,10 +202,11 @@ func TestZeroDataRetentionNeedsTeamFlag(t *testing.T) {
 	if err := b.st.SetTeamLimits(context.Background(), b.team.ID, store.TeamLimits{ZeroDataRetention: true}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond) // auth cache TTL in this test is 1 ms
-	if rec, got := do(t, b.srv, http.MethodPost, "/v2/scrape", b.key, body); rec.Code != 200 {
-		t.Fatalf("with the flag: %d %v", rec.Code, got)
-	}
+	// The auth cache (1 ms TTL in this test) picks the flag up.
+	untilOK(t, "with the flag", func() (int, map[string]any) {
+		rec, got := do(t, b.srv, http.MethodPost, "/v2/scrape", b.key, body)
+		return rec.Code, got
+	})
 }
 
 func TestUnlimitedTeamReports(t *testing.T) {
@@ -237,12 +252,31 @@ func TestGetScrapeByID(t *testing.T) {
 		t.Errorf("bad id: %d %v", rec.Code, got)
 	}
 	// Zero data retention results are not kept.
-	b.st.SetTeamLimits(context.Background(), b.team.ID, store.TeamLimits{ZeroDataRetention: true})
-	time.Sleep(5 * time.Millisecond)
+	if err := b.st.SetTeamLimits(context.Background(), b.team.ID, store.TeamLimits{ZeroDataRetention: true}); err != nil {
+		t.Fatal(err)
+	}
 	zid := "0190a7b2-0000-7000-8000-000000000003"
 	b.scr.doc.Metadata.ScrapeID = zid
-	do(t, b.srv, http.MethodPost, "/v2/scrape", b.key, `{"url":"https://example.com","zeroDataRetention":true}`)
+	untilOK(t, "zdr scrape", func() (int, map[string]any) {
+		rec, got := do(t, b.srv, http.MethodPost, "/v2/scrape", b.key, `{"url":"https://example.com","zeroDataRetention":true}`)
+		return rec.Code, got
+	})
 	if rec, _ := do(t, b.srv, http.MethodGet, "/v2/scrape/"+zid, b.key, ""); rec.Code != 404 {
 		t.Errorf("zdr result kept: %d", rec.Code)
+	}
+}
+
+// untilOK repeats req until it answers 200 (a team flag reaching the auth
+// cache), failing after a deadline.
+func untilOK(t *testing.T, what string, req func() (int, map[string]any)) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		code, got := req()
+		if code == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d %v", what, code, got)
+		}
 	}
 }
