@@ -1,45 +1,16 @@
 package agent_test
 
 import (
-	"database/sql"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/firegate/firegate/internal/agent"
 	"github.com/firegate/firegate/internal/llm/llmtest"
+	"github.com/firegate/firegate/internal/queue/queuetest"
 	"github.com/firegate/firegate/internal/store"
 )
-
-// stageStep makes the run's queued step job running on attempt, started
-// by worker, as a process killed in the middle of the step leaves it.
-func stageStep(t *testing.T, st agentStore, run string, attempt int, worker string) {
-	t.Helper()
-	var n int64
-	switch db := st.(type) {
-	case interface{ Pool() *pgxpool.Pool }:
-		tag, err := db.Pool().Exec(t.Context(), `UPDATE river_job SET state = 'running', attempt = $2,
-			attempted_at = now(), attempted_by = ARRAY[$3] WHERE kind = 'agent_step' AND args->>'run' = $1`, run, attempt, worker)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n = tag.RowsAffected()
-	case interface{ WriteDB() *sql.DB }:
-		res, err := db.WriteDB().ExecContext(t.Context(), `UPDATE river_job SET state = 'running', attempt = ?2,
-			attempted_at = datetime('now', 'subsec'), attempted_by = json_array(?3)
-			WHERE kind = 'agent_step' AND json_extract(args, '$.run') = ?1`, run, attempt, worker)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ = res.RowsAffected()
-	}
-	if n != 1 {
-		t.Fatalf("stage step of %s: %d jobs", run, n)
-	}
-}
 
 // TestWorkerDied: a run whose step was in the hands of a worker that died
 // resumes on another from its last recorded step and completes; a run
@@ -54,8 +25,8 @@ func TestWorkerDied(t *testing.T) {
 			}, harnessOptions{liveness: true, deadAfter: deadAfter, deferStart: true})
 			resumed := h.start(t, 100, agent.Options{Prompt: "survive"})
 			poison := h.start(t, 100, agent.Options{Prompt: "keeps killing workers"})
-			stageStep(t, h.st, resumed, 1, "dead")
-			stageStep(t, h.st, poison, 3, "dead") // the step's attempts are 4
+			queuetest.StageRunning(t, h.st, "agent_step", "run", resumed, 1, "dead")
+			queuetest.StageRunning(t, h.st, "agent_step", "run", poison, 3, "dead") // the step's attempts are 4
 			if err := h.st.Heartbeat(t.Context(), "dead"); err != nil {
 				t.Fatal(err)
 			}

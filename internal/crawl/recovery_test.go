@@ -1,7 +1,6 @@
 package crawl_test
 
 import (
-	"database/sql"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/queue/queuetest"
 	"github.com/firegate/firegate/internal/store"
 )
 
@@ -35,33 +33,6 @@ func (s *countingSite) count(path string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hits[path]
-}
-
-// stagePage makes the page job of url running on attempt, started by a
-// worker named worker, as a process that died with it would leave it.
-func stagePage(t *testing.T, st jobStore, url string, attempt int, worker string) {
-	t.Helper()
-	var n int64
-	switch db := st.(type) {
-	case interface{ Pool() *pgxpool.Pool }:
-		tag, err := db.Pool().Exec(t.Context(), `UPDATE river_job SET state = 'running', attempt = $2,
-			attempted_at = now(), attempted_by = ARRAY[$3] WHERE kind = 'page' AND args->>'url' = $1`, url, attempt, worker)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n = tag.RowsAffected()
-	case interface{ WriteDB() *sql.DB }:
-		res, err := db.WriteDB().ExecContext(t.Context(), `UPDATE river_job SET state = 'running', attempt = ?2,
-			attempted_at = datetime('now', 'subsec'), attempted_by = json_array(?3)
-			WHERE kind = 'page' AND json_extract(args, '$.url') = ?1`, url, attempt, worker)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ = res.RowsAffected()
-	}
-	if n != 1 {
-		t.Fatalf("stage %s: %d jobs", url, n)
-	}
 }
 
 // TestDeadWorkersPages: a batch whose pages were in the hands of a worker
@@ -87,8 +58,8 @@ func TestDeadWorkersPages(t *testing.T) {
 				t.Fatal(err)
 			}
 			const maxAttempts = 5 // the queue's default
-			stagePage(t, st, srv.URL+"/retried", 1, "dead")
-			stagePage(t, st, srv.URL+"/poison", maxAttempts-1, "dead")
+			queuetest.StageRunning(t, st, "page", "url", srv.URL+"/retried", 1, "dead")
+			queuetest.StageRunning(t, st, "page", "url", srv.URL+"/poison", maxAttempts-1, "dead")
 			if err := ws.Heartbeat(t.Context(), "dead"); err != nil {
 				t.Fatal(err)
 			}
