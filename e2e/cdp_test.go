@@ -53,13 +53,14 @@ func cdpCall(t *testing.T, ctx context.Context, c *websocket.Conn, id int, metho
 	}
 }
 
-// TestPlaywrightOverCDP connects Playwright (npm playwright-core) to a
-// session's cdpUrl on the built server with Chromium
-// (sdk/cdp.test.mjs): it sees and drives only that session; another
+// TestPlaywrightOverCDP connects Playwright (npm playwright-core), then
+// Puppeteer (puppeteer-core), to a session's cdpUrl on the built server
+// with Chromium (sdk/cdp.test.mjs): they see and drive only that session; another
 // team's key cannot read the URL; a wrong token is refused; DELETE closes
 // the connection.
 func TestPlaywrightOverCDP(t *testing.T) {
 	node := sdkNode(t, "playwright-core")
+	sdkNode(t, "puppeteer-core")
 	if chromePath() == "" {
 		if os.Getenv("REQUIRE_INTEGRATION") == "1" {
 			t.Fatal("chromium is not installed")

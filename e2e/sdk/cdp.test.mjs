@@ -1,5 +1,5 @@
 // Drives one browser session of a running server with Playwright over its
-// cdpUrl (connectOverCDP), unchanged: the session's context is the
+// cdpUrl (connectOverCDP), then Puppeteer (connect), unchanged: the session's context is the
 // browser's only one, its page is there, new pages open in it, and what
 // reaches beyond it is refused.
 // Env: CDP_URL (session A's cdpUrl), BAD_CDP_URL (the same with a wrong
@@ -8,6 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
+import puppeteer from "puppeteer-core";
 
 test("a wrong token is refused", async () => {
   await assert.rejects(chromium.connectOverCDP(process.env.BAD_CDP_URL, { timeout: 15000 }), /404/);
@@ -58,5 +59,24 @@ test("Playwright drives the session's context and nothing else", async () => {
     assert.notEqual(targetInfo.targetId, process.env.OTHER_TARGET);
   } finally {
     await browser.close(); // disconnects; the session stays
+  }
+});
+
+test("Puppeteer connects to the session and sees only its context", async () => {
+  const browser = await puppeteer.connect({ browserWSEndpoint: process.env.CDP_URL, defaultViewport: null, protocolTimeout: 30000 });
+  try {
+    assert.equal(browser.browserContexts().length, 1, "the default context: the session's");
+    const pages = await browser.pages();
+    assert.equal(pages.length, 1);
+    assert.equal(await pages[0].$eval("#out", (e) => e.textContent), "You searched for playwright over cdp");
+    const second = await browser.newPage();
+    await second.goto(process.env.NEXT_URL);
+    assert.equal(await second.title(), "The Lighthouse Keeper");
+    assert.equal((await browser.pages()).length, 2);
+    await second.close();
+    await assert.rejects(browser.createBrowserContext(), /not allowed/);
+    assert.equal(browser.targets().filter((t) => t.type() === "page").length, 1, "the session's page alone");
+  } finally {
+    await browser.disconnect();
   }
 });
