@@ -506,3 +506,81 @@ func TestCDPConnectionCap(t *testing.T) {
 }
 
 var _ = browser.ErrNoDevTools
+
+// TestCDPBounds: commands on a DevTools connection count as activity (at
+// most every cdpTouchEvery), at most cdpMaxInflight wait for Chrome at
+// once, and a message over cdpMaxClientMessage closes the connection.
+func TestCDPBounds(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	st := testStore(t)
+	m := New(Config{Store: st, Browser: testPool(t), Now: clk.now, Log: testenv.Logger(t)})
+	ctx := ctxFor(t, 90*time.Second)
+	rec, err := m.Create(ctx, CreateParams{TeamID: team, TTL: time.Hour, ActivityTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = m.Delete(context.WithoutCancel(ctx), team, rec.ID) })
+	tok, _ := m.CDPToken(rec.ID)
+	cs := cdpServer(t, m)
+	u := "ws" + strings.TrimPrefix(cs.URL, "http") + "/cdp/" + rec.ID + "?token=" + tok
+	c := dialCDP(t, ctx, u)
+
+	// Activity: the first command is written, then one per cdpTouchEvery.
+	clk.add(30 * time.Second)
+	c.ok(ctx, "", "Browser.getVersion", nil, nil)
+	got, err := st.InteractSession(ctx, team, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := clk.now(); !got.LastActivity.Equal(want) || !got.IdleAt.Equal(want.Add(time.Minute)) {
+		t.Errorf("after a command: lastActivity %v idleAt %v, want %v and a minute later", got.LastActivity, got.IdleAt, want)
+	}
+	clk.add(time.Second)
+	c.ok(ctx, "", "Browser.getVersion", nil, nil)
+	if again, _ := st.InteractSession(ctx, team, rec.ID); !again.LastActivity.Equal(got.LastActivity) {
+		t.Errorf("a command within %v wrote activity again: %v", cdpTouchEvery, again.LastActivity)
+	}
+
+	// In flight: promises that never settle hold their commands in Chrome.
+	var at struct {
+		SessionID string `json:"sessionId"`
+	}
+	dt, _ := m.live[rec.ID].sess.DevTools()
+	c.ok(ctx, "", "Target.attachToTarget", map[string]any{"targetId": dt.TargetID, "flatten": true}, &at)
+	first := c.next + 1
+	for i := range cdpMaxInflight {
+		c.next++
+		b, _ := json.Marshal(map[string]any{"id": c.next, "sessionId": at.SessionID, "method": "Runtime.evaluate",
+			"params": map[string]any{"expression": "new Promise(() => {})", "awaitPromise": true}})
+		if err := c.c.Write(ctx, websocket.MessageText, b); err != nil {
+			t.Fatalf("command %d: %v", i, err)
+		}
+	}
+	m2 := c.call(ctx, at.SessionID, "Runtime.evaluate", map[string]any{"expression": "1"})
+	if m2.Error == nil || !strings.Contains(m2.Error.Message, "in flight") {
+		t.Errorf("command %d in flight: %s %+v, want refused", cdpMaxInflight+1, m2.Result, m2.Error)
+	}
+	c.mu.Lock()
+	for id := first; id < first+cdpMaxInflight; id++ {
+		if _, ok := c.resp[id]; ok {
+			t.Errorf("a never-settling command %d was answered", id)
+			break
+		}
+	}
+	c.mu.Unlock()
+
+	// Too big a message closes the connection.
+	big := make([]byte, cdpMaxClientMessage+1)
+	for i := range big {
+		big[i] = ' '
+	}
+	_ = c.c.Write(ctx, websocket.MessageText, big)
+	c.wait(ctx, "the connection to close", func() bool { return c.closed != nil })
+	if s := websocket.CloseStatus(c.closed); s != websocket.StatusMessageTooBig && s != websocket.StatusPolicyViolation {
+		t.Errorf("after a %d-byte message: %v", len(big), c.closed)
+	}
+	// The session itself is unharmed.
+	if _, err := m.live[rec.ID].sess.Content(ctx); err != nil {
+		t.Errorf("the session after its client was cut off: %v", err)
+	}
+}
