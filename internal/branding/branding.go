@@ -54,6 +54,23 @@ type Raw struct {
 	Favicon         string     `json:"favicon"`
 	OGImage         string     `json:"ogImage"`
 	ContainerWidth  float64    `json:"containerWidth"`
+	IconLinks       []IconLink `json:"iconLinks"`
+	IconOutline     int        `json:"iconOutline"` // inline icons drawn with strokes
+	IconFilled      int        `json:"iconFilled"`  // inline icons drawn with fills
+	IconColors      []Count    `json:"iconColors"`
+	// Audience counts the page's words addressing developers,
+	// businesses and shoppers.
+	Audience map[string]int `json:"audience"`
+}
+
+// IconLink is one icon the page declares with a link element: rel is
+// icon, apple-touch-icon, mask-icon or manifest; href is absolute.
+type IconLink struct {
+	Rel   string `json:"rel"`
+	Href  string `json:"href"`
+	Sizes string `json:"sizes"`
+	Type  string `json:"type"`
+	Color string `json:"color"` // mask-icon's colour, #rrggbbaa
 }
 
 // Text is the computed typography of one element.
@@ -104,18 +121,41 @@ type LogoFound struct {
 
 // Branding is the contract's branding object.
 type Branding struct {
-	ColorScheme string      `json:"colorScheme"`
-	Logo        *string     `json:"logo"`
-	Colors      Colors      `json:"colors"`
-	Fonts       []Font      `json:"fonts"`
-	Typography  Typography  `json:"typography"`
-	Spacing     Spacing     `json:"spacing"`
-	Components  Components  `json:"components"`
-	Icons       any         `json:"icons"`
-	Images      Images      `json:"images"`
-	Animations  *Animations `json:"animations"`
-	Layout      *Layout     `json:"layout"`
-	Personality any         `json:"personality"`
+	ColorScheme string       `json:"colorScheme"`
+	Logo        *string      `json:"logo"`
+	Colors      Colors       `json:"colors"`
+	Fonts       []Font       `json:"fonts"`
+	Typography  Typography   `json:"typography"`
+	Spacing     Spacing      `json:"spacing"`
+	Components  Components   `json:"components"`
+	Icons       *Icons       `json:"icons"`
+	Images      Images       `json:"images"`
+	Animations  *Animations  `json:"animations"`
+	Layout      *Layout      `json:"layout"`
+	Personality *Personality `json:"personality"`
+}
+
+// Icons are the page's icon set and declared icons; every member is a
+// string, absent when unknown.
+type Icons struct {
+	// Style is outline or filled: how most of the page's inline icons
+	// (small SVGs, icon fonts) are drawn.
+	Style string `json:"style,omitempty"`
+	// PrimaryColor is the icons' most used colour.
+	PrimaryColor   string `json:"primaryColor,omitempty"`
+	Favicon        string `json:"favicon,omitempty"` // the best link rel=icon
+	AppleTouchIcon string `json:"appleTouchIcon,omitempty"`
+	MaskIcon       string `json:"maskIcon,omitempty"`
+	MaskIconColor  string `json:"maskIconColor,omitempty"`
+	Manifest       string `json:"manifest,omitempty"` // the web app manifest, which lists more icons
+}
+
+// Personality is the brand's character as its palette, type and words
+// suggest it (a heuristic; see personality).
+type Personality struct {
+	Tone           string `json:"tone"`   // professional, playful, modern, traditional, minimalist or bold
+	Energy         string `json:"energy"` // low, medium or high
+	TargetAudience string `json:"targetAudience"`
 }
 
 // Colors is the palette; each is "#rrggbb" or null.
@@ -356,6 +396,8 @@ func Build(r *Raw) *Branding {
 	if r.ContainerWidth > 0 {
 		b.Layout = &Layout{ContainerWidth: strconv.Itoa(int(math.Round(r.ContainerWidth))) + "px"}
 	}
+	b.Icons = icons(r, bg)
+	b.Personality = personality(r, b, bg)
 	return b
 }
 

@@ -81,3 +81,27 @@ func (c rgb) saturation() float64 {
 func (c rgb) dist(o rgb) float64 {
 	return math.Sqrt((c.r-o.r)*(c.r-o.r) + (c.g-o.g)*(c.g-o.g) + (c.b-o.b)*(c.b-o.b))
 }
+
+// hue is the HSL hue in degrees, 0..360 (0 for a grey).
+func hue(c rgb) float64 {
+	r, g, b := c.r/255, c.g/255, c.b/255
+	mx, mn := math.Max(r, math.Max(g, b)), math.Min(r, math.Min(g, b))
+	d := mx - mn
+	if d == 0 {
+		return 0
+	}
+	var h float64
+	switch mx {
+	case r:
+		h = math.Mod((g-b)/d, 6)
+	case g:
+		h = (b-r)/d + 2
+	default:
+		h = (r-g)/d + 4
+	}
+	h *= 60
+	if h < 0 {
+		h += 360
+	}
+	return h
+}

@@ -69,6 +69,28 @@
   }
   if (!out.favicon && location.protocol.startsWith("http")) out.favicon = location.origin + "/favicon.ico";
 
+  // The icons the page declares, as absolute URLs.
+  out.iconLinks = [];
+  for (const l of document.querySelectorAll("link[rel][href]")) {
+    if (out.iconLinks.length >= 20) break;
+    const rel = (l.getAttribute("rel") || "").toLowerCase().split(/\s+/);
+    const kind = rel.includes("mask-icon") ? "mask-icon" :
+      rel.includes("apple-touch-icon") || rel.includes("apple-touch-icon-precomposed") ? "apple-touch-icon" :
+      rel.includes("manifest") ? "manifest" : rel.includes("icon") ? "icon" : "";
+    const href = abs(l.getAttribute("href"));
+    if (!kind || !href) continue;
+    out.iconLinks.push({ rel: kind, href, sizes: (l.getAttribute("sizes") || "").slice(0, 40), type: (l.getAttribute("type") || "").slice(0, 40),
+      color: l.getAttribute("color") ? hex(l.getAttribute("color")) : "" });
+  }
+  // Words that say whom the page addresses (the first 50,000 characters).
+  const words = (body.innerText || "").slice(0, 50000).toLowerCase();
+  const hits = (re) => (words.match(re) || []).length;
+  out.audience = {
+    developers: hits(/\b(api|apis|sdks?|developers?|docs|documentation|github|npm|cli|open[- ]source|endpoints?)\b/g),
+    businesses: hits(/\b(teams?|business(es)?|enterprises?|companies|b2b|invoic\w*|workflows?|sales|demo|clients)\b/g),
+    shoppers: hits(/\b(cart|basket|shop|buy|checkout|shipping|add to (cart|bag)|sale|discount|in stock|free delivery)\b/g),
+  };
+
   const texts = new Map(), links = new Map(), families = new Map(), weights = new Map(),
     spacings = new Map(), radii = new Map(), transitions = new Map();
   const all = body.getElementsByTagName("*");
@@ -146,5 +168,38 @@
       out.logo = { kind: "img", src: abs(best.currentSrc || best.getAttribute("src")), alt: best.getAttribute("alt") || "" };
     }
   }
+  // The inline icon set: small SVGs (the logo aside) drawn with strokes
+  // (outline) or fills, and their colours; icon fonts by their classes.
+  out.iconOutline = 0; out.iconFilled = 0;
+  const iconColors = new Map();
+  const paint = (v) => (!v || v === "none" || v.startsWith("url")) ? "" : hex(v);
+  let looked = 0;
+  for (const svg of document.querySelectorAll("svg")) {
+    if (looked >= 200) break;
+    if (svg === best) continue;
+    const cs = getComputedStyle(svg);
+    if (!visible(svg, cs)) continue;
+    const r = svg.getBoundingClientRect();
+    if (r.width > 48 || r.height > 48 || r.width < 8 || r.height < 8) continue;
+    looked++;
+    let stroked = 0, filled = 0;
+    for (const s of [...svg.querySelectorAll("path, circle, rect, line, polyline, polygon, ellipse")].slice(0, 12)) {
+      const ss = getComputedStyle(s);
+      const st = px(ss.strokeWidth) > 0 ? paint(ss.stroke) : "";
+      const f = paint(ss.fill);
+      if (st) { stroked++; count(iconColors, st); } else if (f) { filled++; count(iconColors, f); }
+    }
+    if (stroked > filled) out.iconOutline++; else if (filled > 0) out.iconFilled++;
+  }
+  for (const el of [...document.querySelectorAll('i[class*="fa"], span[class*="material-"], i[class*="material-"], i[class*="bi-"]')].slice(0, 200)) {
+    const cs = getComputedStyle(el);
+    if (!visible(el, cs)) continue;
+    const cls = typeof el.className === "string" ? el.className : "";
+    if (/(^|\s)(far|fal|fa-regular|fa-light|fa-thin)(\s|$)|material-(icons|symbols)-outlined|(^|\s)bi-(?![\w-]*-fill)/.test(cls)) out.iconOutline++;
+    else if (/(^|\s)(fas|fa-solid|material-icons|bi-[\w-]*-fill)(\s|$)/.test(cls)) out.iconFilled++;
+    else continue;
+    count(iconColors, hex(cs.color));
+  }
+  out.iconColors = top(iconColors, 4);
   return JSON.stringify(out);
 } catch (e) { return JSON.stringify({ error: String(e && e.message || e).slice(0, 300) }); } })()

@@ -24,7 +24,7 @@ func brandingSite(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	for _, name := range []string{"saas", "dark"} {
+	for _, name := range []string{"saas", "dark", "shop"} {
 		page, err := os.ReadFile("../branding/testdata/" + name + ".html")
 		if err != nil {
 			t.Fatal(err)
