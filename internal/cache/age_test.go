@@ -98,7 +98,9 @@ func TestKey(t *testing.T) {
 	if len(a) != 64 || a == b {
 		t.Errorf("Key = %q, %q; want distinct 64-character keys", a, b)
 	}
-	if x := "x"; Key(x) != Key("x") {
-		t.Error("Key is not deterministic")
+	// Keys are stored (Redis): the same canonical string must give the same
+	// key in every process and release, its SHA-256 in hex.
+	if got, want := Key("x"), "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"; got != want {
+		t.Errorf("Key(%q) = %q; want %q", "x", got, want)
 	}
 }

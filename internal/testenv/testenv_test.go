@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,10 +30,34 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// recordingTB is a testing.TB that keeps what is logged and the cleanups.
+type recordingTB struct {
+	testing.TB
+	logs     []string
+	cleanups []func()
+}
+
+func (r *recordingTB) Log(args ...any)  { r.logs = append(r.logs, fmt.Sprint(args...)) }
+func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+
 func TestLogger(t *testing.T) {
 	t.Parallel()
-	log := Logger(t)
-	log.Info("hello", "key", "value")
+	rec := &recordingTB{TB: t}
+	log := Logger(rec)
+	log.Debug("hello", "key", "value")
+	if len(rec.logs) != 1 || !strings.Contains(rec.logs[0], "level=DEBUG") || !strings.Contains(rec.logs[0], "msg=hello key=value") ||
+		strings.HasSuffix(rec.logs[0], "\n") {
+		t.Fatalf("logged %q; want one debug line with the message and attributes", rec.logs)
+	}
+	// After the test ends (its cleanups ran) the logger writes nowhere:
+	// a goroutine logging late must not call t.Log.
+	for _, f := range rec.cleanups {
+		f()
+	}
+	log.Info("late")
+	if len(rec.logs) != 1 {
+		t.Errorf("logged after cleanup: %q", rec.logs)
+	}
 }
 
 func TestPostgresURL(t *testing.T) {
