@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,8 @@ type Config struct {
 	InteractPerTeam int            // INTERACT_MAX_SESSIONS_PER_TEAM: active browser sessions per team, default 5
 	InteractMax     int            // INTERACT_MAX_SESSIONS: browser sessions this process holds at once, default 20
 	InteractJSMemMB int            // INTERACT_JS_MEMORY_MB: heap growth allowed to one code run before it is killed, default 256
+	InteractLangs   []string       // INTERACT_RUNTIMES: languages of interact code run as programs in a bubblewrap sandbox (node, python, bash, comma-separated); empty = none
+	InteractNodeMod string         // INTERACT_NODE_MODULES: node_modules directory with playwright-core for sandboxed node programs, required when node is enabled
 	PublicURL       string         // PUBLIC_URL: base URL of this server in screenshot/PDF links
 	MediaDir        string         // MEDIA_DIR: screenshots and PDFs, default DATA_DIR/media
 	MediaTeamQuota  int64          // MEDIA_TEAM_QUOTA_BYTES: bytes of unexpired media one team may store, default 1 GiB, 0 = no quota
@@ -355,6 +358,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.MediaS3UseSSL = b
 	}
+	errs = append(errs, c.loadRuntimes(getenv)...)
 	errs = append(errs, c.loadLLM(getenv)...)
 	if c.MediaDir == "" {
 		c.MediaDir = filepath.Join(c.DataDir, "media")
@@ -368,6 +372,28 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	errs = append(errs, c.validate()...)
 	return c, errors.Join(errs...)
+}
+
+// loadRuntimes reads INTERACT_RUNTIMES and INTERACT_NODE_MODULES.
+func (c *Config) loadRuntimes(getenv func(string) string) []error {
+	var errs []error
+	c.InteractNodeMod = getenv("INTERACT_NODE_MODULES")
+	for f := range strings.SplitSeq(getenv("INTERACT_RUNTIMES"), ",") {
+		f = strings.TrimSpace(f)
+		switch f {
+		case "":
+		case "node", "python", "bash":
+			if !slices.Contains(c.InteractLangs, f) {
+				c.InteractLangs = append(c.InteractLangs, f)
+			}
+		default:
+			errs = append(errs, fmt.Errorf("INTERACT_RUNTIMES: %q is not one of node, python, bash", f))
+		}
+	}
+	if slices.Contains(c.InteractLangs, "node") && c.InteractNodeMod == "" {
+		errs = append(errs, errors.New("INTERACT_RUNTIMES: node programs need INTERACT_NODE_MODULES, a node_modules directory with playwright-core (npm install playwright-core)"))
+	}
+	return errs
 }
 
 // validate checks cross-field rules.

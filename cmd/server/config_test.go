@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,14 +110,14 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"INTERACT_MAX_SESSIONS_PER_TEAM": "0", "INTERACT_MAX_SESSIONS": "x", "INTERACT_JS_MEMORY_MB": "-5", "MEDIA_TEAM_QUOTA_BYTES": "1GB", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
 		"ALLOW_TARGETS": "10.0.0.0/8,http://intranet", "BROWSER_PROXY_URL": "socks5://x:1",
 		"OPENAI_BASE_URL": "ollama:11434", "LLM_STRUCTURED_OUTPUT": "xml", "LLM_MAX_CONCURRENCY": "0", "LLM_CONTEXT_TOKENS": "10",
-		"LLM_MAX_RETRIES": "-1", "SEARXNG_ENDPOINT": "searxng:8080", "SEARXNG_TIMEOUT": "soon",
+		"LLM_MAX_RETRIES": "-1", "SEARXNG_ENDPOINT": "searxng:8080", "SEARXNG_TIMEOUT": "soon", "INTERACT_RUNTIMES": "python,ruby",
 	}))
 	if err == nil {
 		t.Fatal("want errors")
 	}
 	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES",
 		"INTERACT_MAX_SESSIONS_PER_TEAM", "INTERACT_MAX_SESSIONS", "INTERACT_JS_MEMORY_MB", "MEDIA_TEAM_QUOTA_BYTES", "ALLOW_TARGETS", "BROWSER_PROXY_URL",
-		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES", "SEARXNG_ENDPOINT", "SEARXNG_TIMEOUT"} {
+		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES", "SEARXNG_ENDPOINT", "SEARXNG_TIMEOUT", "INTERACT_RUNTIMES"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
@@ -249,3 +250,18 @@ func TestOpenMediaFollowsConfig(t *testing.T) {
 }
 
 func typeName(v any) string { return fmt.Sprintf("%T", v) }
+
+func TestLoadConfigRuntimes(t *testing.T) {
+	t.Parallel()
+	got, err := loadConfig(env(map[string]string{"INTERACT_RUNTIMES": " python, bash,python", "INTERACT_NODE_MODULES": "/opt/nm"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.InteractLangs, []string{"python", "bash"}) || got.InteractNodeMod != "/opt/nm" {
+		t.Errorf("got %q %q", got.InteractLangs, got.InteractNodeMod)
+	}
+	_, err = loadConfig(env(map[string]string{"INTERACT_RUNTIMES": "node"}))
+	if err == nil || !strings.Contains(err.Error(), "INTERACT_RUNTIMES: node programs need INTERACT_NODE_MODULES") {
+		t.Errorf("node without INTERACT_NODE_MODULES: %v", err)
+	}
+}

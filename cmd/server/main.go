@@ -47,6 +47,7 @@ import (
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/sandbox"
 	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/postgres"
@@ -56,6 +57,7 @@ import (
 
 func main() {
 	interact.RunChildIfRequested() // a code runner of an interact session
+	sandbox.RunInitIfRequested()   // the init of a sandboxed interact program
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
@@ -275,6 +277,16 @@ func (c changeStore) SaveScrape(ctx context.Context, teamID, url, tag string, s 
 // serve runs the server: the API and the queue workers, or with workerOnly
 // the workers and the operations routes alone.
 func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, workerOnly bool) error {
+	var runner interact.Runner // stays a nil interface without INTERACT_RUNTIMES
+	if len(cfg.InteractLangs) > 0 && !workerOnly {
+		sb, err := sandbox.New(ctx, sandbox.Config{Runtimes: cfg.InteractLangs, NodeModules: cfg.InteractNodeMod, Log: log})
+		if err != nil {
+			return fmt.Errorf("INTERACT_RUNTIMES=%s: %w (unset INTERACT_RUNTIMES to run no programs)", strings.Join(cfg.InteractLangs, ","), err)
+		}
+		defer func() { _ = sb.Close() }()
+		runner = sb
+		log.InfoContext(ctx, "interact programs run in a bubblewrap sandbox", "runtimes", cfg.InteractLangs)
+	}
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -423,7 +435,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if browserPool != nil && !workerOnly {
 		if ist, ok := st.(store.InteractStore); ok {
 			m := interact.New(interact.Config{Store: ist, Browser: browserPool, Ledger: ledger, Profiles: profileStore{st}, Locker: locker,
-				MaxPerTeam: cfg.InteractPerTeam, MaxSessions: cfg.InteractMax, JSMemory: int64(cfg.InteractJSMemMB) << 20, Model: interactModel, Log: log})
+				MaxPerTeam: cfg.InteractPerTeam, MaxSessions: cfg.InteractMax, JSMemory: int64(cfg.InteractJSMemMB) << 20, Model: interactModel, Runner: runner, Log: log})
 			reapCtx, stopReap := context.WithCancel(ctx)
 			reapDone := make(chan struct{})
 			go func() { m.Run(reapCtx); close(reapDone) }()

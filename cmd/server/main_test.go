@@ -270,3 +270,16 @@ func TestCreditsAndLimitsCommands(t *testing.T) {
 		t.Errorf("limits with catalog and terms: %+v %v", l, err)
 	}
 }
+
+// TestServeRefusesABrokenSandbox: with INTERACT_RUNTIMES set, a sandbox
+// that cannot run (here node_modules without playwright-core) stops the
+// server before it listens, naming the variable.
+func TestServeRefusesABrokenSandbox(t *testing.T) {
+	t.Parallel()
+	e := map[string]string{"HOST": "127.0.0.1", "PORT": "0", "DATA_DIR": t.TempDir(), "AUTH_MODE": "off",
+		"INTERACT_RUNTIMES": "node,python", "INTERACT_NODE_MODULES": t.TempDir()}
+	err := run(t.Context(), nil, env(e), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "INTERACT_RUNTIMES=node,python: sandbox: unavailable:") || !strings.Contains(err.Error(), "has no playwright-core") {
+		t.Fatalf("run = %v", err)
+	}
+}

@@ -30,6 +30,9 @@ type Interact interface {
 	Prompt(ctx context.Context, rec store.InteractSession, p interact.PromptParams) (interact.PromptResult, error)
 	// PromptEnabled reports whether a language model drives prompts.
 	PromptEnabled() bool
+	// CheckLanguage answers interact.ErrLanguage for code in a language
+	// this server does not run.
+	CheckLanguage(lang string) error
 	Delete(ctx context.Context, teamID, id string) (interact.Ended, error)
 	DeleteForScrape(ctx context.Context, teamID, scrapeID string) (interact.Ended, error)
 }
@@ -209,7 +212,7 @@ type execRequest struct {
 // decodeExecRequest reads {code, prompt?, language, timeout, origin?};
 // withPrompt allows prompt (the scrape's interact) and makes code
 // optional.
-func decodeExecRequest(r *http.Request, withPrompt bool) (execRequest, error) {
+func decodeExecRequest(r *http.Request, withPrompt bool, checkLanguage func(string) error) (execRequest, error) {
 	fields, apiErr := readJSONObject(r.Body)
 	if apiErr != nil {
 		return execRequest{}, apiErr
@@ -245,11 +248,22 @@ func decodeExecRequest(r *http.Request, withPrompt bool) (execRequest, error) {
 		return execRequest{}, errInteractCodeOrPrompt
 	}
 	if req.Code != "" {
-		if err := interact.CheckLanguage(req.Language); err != nil {
-			return execRequest{}, err
+		if err := checkLanguage(req.Language); err != nil {
+			return execRequest{}, languageError(err)
 		}
 	}
 	return req, nil
+}
+
+// languageError is the 400 of a language this server does not run (as
+// the error table maps it) naming the field; other errors pass.
+func languageError(err error) error {
+	if !errors.Is(err, interact.ErrLanguage) {
+		return err
+	}
+	e := toAPIError(err)
+	e.Details = []FieldError{{Path: []any{"language"}, Message: e.Message, Code: "not_supported"}}
+	return e
 }
 
 // execBody is the answer of code run in a session.
@@ -282,7 +296,7 @@ func (s *Server) handleInteractExecute(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	req, err := decodeExecRequest(r, false)
+	req, err := decodeExecRequest(r, false, s.interact.CheckLanguage)
 	if err != nil {
 		return err
 	}
@@ -300,7 +314,7 @@ func (s *Server) handleInteractExecute(w http.ResponseWriter, r *http.Request) e
 	}
 	res, err := s.interact.Execute(ctx, rec, req.ExecParams)
 	if err != nil {
-		return err
+		return languageError(err)
 	}
 	body := execBody(res)
 	s.addLiveURLs(r, rec.ID, body)
@@ -340,7 +354,7 @@ func (s *Server) handleScrapeInteract(w http.ResponseWriter, r *http.Request) er
 	if _, err := uuid.Parse(scrapeID); err != nil {
 		return errInvalidJobID
 	}
-	req, err := decodeExecRequest(r, true)
+	req, err := decodeExecRequest(r, true, s.interact.CheckLanguage)
 	if err != nil {
 		return err
 	}

@@ -124,7 +124,7 @@ func TestScrapeInteract(t *testing.T) {
 		name, body, code, msg string
 	}{
 		{"empty", `{}`, "BAD_REQUEST", "Either 'code' or 'prompt' must be provided."},
-		{"python", `{"code":"print(1)","language":"python"}`, "INTERACT_LANGUAGE_NOT_SUPPORTED", `"python" code is not run by this server`},
+		{"python", `{"code":"print(1)","language":"python"}`, "INTERACT_LANGUAGE_NOT_SUPPORTED", `"python" programs are not run by this server: the operator has not enabled them in INTERACT_RUNTIMES`},
 		{"timeout", `{"code":"1","timeout":301}`, "BAD_REQUEST", ""},
 		{"empty code", `{"code":""}`, "BAD_REQUEST", ""},
 		{"prompt without model", `{"prompt":"click the button"}`, "SCRAPE_LLM_NOT_CONFIGURED", "language model"},
@@ -209,6 +209,9 @@ func TestBrowserSessions(t *testing.T) {
 	wantErr(t, "execute without code", rec, body, 400, "BAD_REQUEST", "")
 	rec, body = do(t, s, http.MethodPost, "/v2/browser/"+id+"/execute", "fc-a", `{"code":"ls","language":"bash"}`)
 	wantErr(t, "bash", rec, body, 400, "INTERACT_LANGUAGE_NOT_SUPPORTED", "bash")
+	if d, _ := body["details"].([]any); len(d) != 1 || fmt.Sprint(d[0].(map[string]any)["path"]) != "[language]" || !strings.Contains(fmt.Sprint(d[0]), "INTERACT_RUNTIMES") {
+		t.Errorf("bash: details %v", body["details"])
+	}
 	rec, body = do(t, s, http.MethodPost, "/v2/browser/"+id+"/execute", "fc-b", `{"code":"1"}`)
 	wantErr(t, "other team execute", rec, body, 404, "NOT_FOUND", "Browser session not found.")
 	rec, body = do(t, s, http.MethodDelete, "/v2/browser/"+id, "fc-b", "")

@@ -89,6 +89,10 @@ type Config struct {
 	MaxSessions int
 	// Model drives prompt sessions; nil: a prompt answers ErrNoModel.
 	Model Model
+	// Runner runs node, python and bash programs in a sandbox
+	// (INTERACT_RUNTIMES); nil: node code runs in the JavaScript
+	// interpreter, python and bash answer ErrLanguage.
+	Runner Runner
 	// JSMemory bounds the heap growth of a code run (bytes); 0 =
 	// DefaultJSMemory.
 	JSMemory int64

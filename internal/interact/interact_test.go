@@ -15,6 +15,7 @@ import (
 
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/sandbox"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/sqlite"
 	"github.com/firegate/firegate/internal/testenv"
@@ -36,7 +37,8 @@ func testPool(t testing.TB) *browser.Pool {
 }
 
 func TestMain(m *testing.M) {
-	RunChildIfRequested() // code runs in a child process of this binary
+	RunChildIfRequested()        // code runs in a child process of this binary
+	sandbox.RunInitIfRequested() // and programs in a sandbox whose init it is
 	code := m.Run()
 	if pool != nil {
 		if err := pool.Close(); err != nil {

@@ -35,7 +35,7 @@ import (
 // ExecParams is code to run in a session.
 type ExecParams struct {
 	Code     string
-	Language string // node, javascript; python and bash answer ErrLanguage
+	Language string // javascript; node, python and bash when sandboxed (see runner.go), else node as javascript
 	Timeout  time.Duration
 }
 
@@ -63,19 +63,9 @@ const (
 	exitKilled = 137
 )
 
-// CheckLanguage returns ErrLanguage for a language this server does not
-// run.
-func CheckLanguage(lang string) error {
-	switch lang {
-	case "", "node", "javascript":
-		return nil
-	}
-	return fmt.Errorf("%w: %q code is not run by this server; send language \"node\" (or \"javascript\") with code that uses the page object (goto, click, fill, type, press, waitForSelector, evaluate, content, screenshot, url, title)", ErrLanguage, lang)
-}
-
 // Execute runs code in the session of rec and records the activity.
 func (m *Manager) Execute(ctx context.Context, rec store.InteractSession, p ExecParams) (ExecResult, error) {
-	if err := CheckLanguage(p.Language); err != nil {
+	if err := m.CheckLanguage(p.Language); err != nil {
 		return ExecResult{}, err
 	}
 	l, err := m.acquire(ctx, rec)
@@ -90,6 +80,9 @@ func (m *Manager) Execute(ctx context.Context, rec store.InteractSession, p Exec
 		return ExecResult{}, ctx.Err()
 	}
 	defer func() { <-m.runners }()
+	if m.sandboxed(p.Language) {
+		return m.runSandboxed(ctx, l, p)
+	}
 	return runChild(ctx, l.sess, p.Code, p.Timeout, m.jsMemory())
 }
 

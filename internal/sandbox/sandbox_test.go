@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -405,5 +406,26 @@ print("ws" if v["webSocketDebuggerUrl"].startswith("ws://127.0.0.1:9222/") else 
 `})
 	if res.ExitCode != 0 || res.Stdout != "http://127.0.0.1:9222\nws\n" {
 		t.Fatalf("got %+v", res)
+	}
+}
+
+// TestNewRefusesABrokenSandbox: a missing or failing bwrap, or an unknown
+// runtime, is an error at New, not a fallback.
+func TestNewRefusesABrokenSandbox(t *testing.T) {
+	ctx := t.Context()
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"missing", Config{Bwrap: "/nonexistent/bwrap", Runtimes: []string{Bash}}, "bubblewrap (/nonexistent/bwrap) not found"},
+		{"failing", Config{Bwrap: "/usr/bin/false", Runtimes: []string{Bash}}, "a bash program could not run in the bubblewrap sandbox (/usr/bin/false)"},
+		{"unknown", Config{Runtimes: []string{"ruby"}}, `unknown runtime "ruby"`},
+		{"no playwright", Config{Runtimes: []string{Node}, NodeModules: t.TempDir()}, "has no playwright-core"},
+	} {
+		sb, err := New(ctx, c.cfg)
+		if err == nil || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: New = %v, %v; want %q", c.name, sb, err, c.want)
+		}
 	}
 }

@@ -1,0 +1,83 @@
+package interact
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firegate/firegate/internal/sandbox"
+	"github.com/firegate/firegate/internal/testenv"
+)
+
+// testSandbox is a sandbox running langs, or skips (fails with
+// REQUIRE_INTEGRATION=1) without bwrap, node or playwright-core.
+func testSandbox(t *testing.T, langs ...string) *sandbox.Sandbox {
+	t.Helper()
+	for _, bin := range []string{"bwrap", "/usr/bin/node", "/usr/bin/python3"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			testenv.Unavailable(t, "%s is not installed: %v", bin, err)
+		}
+	}
+	mods, err := filepath.Abs("../../e2e/sdk/node_modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(mods, "playwright-core")); err != nil {
+		testenv.Unavailable(t, "playwright-core is not installed in e2e/sdk (cd e2e/sdk && npm install): %v", err)
+	}
+	sb, err := sandbox.New(ctxFor(t, time.Minute), sandbox.Config{Runtimes: langs, NodeModules: mods, Log: testenv.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	return sb
+}
+
+// TestSandboxedPrograms: with python enabled, a python program runs in
+// the sandbox (not the server's environment: no host files, no network);
+// bash, not enabled, is refused naming INTERACT_RUNTIMES; node, not
+// enabled, still runs in the JavaScript interpreter.
+func TestSandboxedPrograms(t *testing.T) {
+	sb := testSandbox(t, sandbox.Python)
+	m := New(Config{Store: testStore(t), Browser: testPool(t), Runner: sb, Log: testenv.Logger(t)})
+	ctx := ctxFor(t, 90*time.Second)
+	rec, err := m.Create(ctx, CreateParams{TeamID: team, TTL: time.Minute, ActivityTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Delete(ctx, team, rec.ID)
+
+	res, err := m.Execute(ctx, rec, ExecParams{Language: "python", Timeout: 20 * time.Second, Code: `
+import os, socket
+print(open('/etc/passwd').read().strip())
+print(os.path.exists('/work'), os.path.exists('/root'), os.getcwd())
+try:
+    socket.create_connection(('127.0.0.1', 5432), timeout=3)
+    print('connected')
+except OSError as e:
+    print('no network')
+`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "sandbox:x:1000:1000:sandbox:/tmp:/usr/sbin/nologin\nFalse False /tmp\nno network\n"
+	if res.ExitCode != 0 || res.Stdout != want {
+		t.Fatalf("python: %+v", res)
+	}
+	res, err = m.Execute(ctx, rec, ExecParams{Language: "python", Timeout: 2 * time.Second, Code: "while True: pass"})
+	if err != nil || !res.Killed || res.ExitCode != 137 || !strings.Contains(res.Error, "timed out") {
+		t.Fatalf("python loop: %+v %v", res, err)
+	}
+	if _, err := m.Execute(ctx, rec, ExecParams{Language: "bash", Code: "id", Timeout: time.Second}); !errors.Is(err, ErrLanguage) || !strings.Contains(err.Error(), "INTERACT_RUNTIMES") {
+		t.Fatalf("bash: %v, want ErrLanguage naming INTERACT_RUNTIMES", err)
+	}
+	// node is not enabled: the interpreter runs it, with its page.
+	res, err = m.Execute(ctx, rec, ExecParams{Language: "node", Timeout: 10 * time.Second, Code: `console.log(typeof process, typeof page.goto)`})
+	if err != nil || res.Stdout != "undefined function\n" {
+		t.Fatalf("node: %+v %v", res, err)
+	}
+}
