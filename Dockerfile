@@ -37,8 +37,12 @@ FROM debian:bookworm-slim AS runtime
 # ca-certificates: TLS to the pages scraped and to Postgres/Redis/S3.
 # curl: the HEALTHCHECK below (the binary has no probe sub-command).
 # tini: PID 1 that reaps Chromium's child processes and forwards SIGTERM.
+# bubblewrap: the sandbox of interact programs (INTERACT_RUNTIMES; bash
+#   here, node and python need their interpreters in a derived image, and
+#   the container must allow user namespaces).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
+      bubblewrap \
       ca-certificates \
       chromium-headless-shell \
       curl \

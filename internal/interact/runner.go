@@ -67,7 +67,14 @@ func (m *Manager) runSandboxed(ctx context.Context, l *live, p ExecParams) (Exec
 }
 
 // sessionCDP returns the handler of a DevTools connection confined to
-// the session of l, or nil when it has none.
+// the session of l (as its cdpUrl serves), or nil when the browser has no
+// DevTools endpoint.
 func (m *Manager) sessionCDP(l *live) http.Handler {
-	return nil
+	m.mu.Lock()
+	has := l.cdpToken != ""
+	m.mu.Unlock()
+	if !has {
+		return nil
+	}
+	return m.CDPHandler(l.rec.TeamID, l.rec.ID)
 }

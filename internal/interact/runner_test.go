@@ -2,6 +2,7 @@ package interact
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,5 +80,41 @@ except OSError as e:
 	res, err = m.Execute(ctx, rec, ExecParams{Language: "node", Timeout: 10 * time.Second, Code: `console.log(typeof process, typeof page.goto)`})
 	if err != nil || res.Stdout != "undefined function\n" {
 		t.Fatalf("node: %+v %v", res, err)
+	}
+}
+
+// TestSandboxedNodePage: with node enabled, a node program in the sandbox
+// drives the session's own page with playwright-core over the session's
+// confined DevTools connection: it sees the replayed page, changes it,
+// navigates, and the session is where it left it (read back by the
+// JavaScript interpreter).
+func TestSandboxedNodePage(t *testing.T) {
+	sb := testSandbox(t, sandbox.Node)
+	srv := site(t)
+	m := New(Config{Store: testStore(t), Browser: testPool(t), Runner: sb, Log: testenv.Logger(t)})
+	ctx := ctxFor(t, 120*time.Second)
+	rec, err := m.Create(ctx, CreateParams{TeamID: team, TTL: time.Minute, ActivityTTL: time.Minute, Replay: &Replay{URL: srv.URL + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Delete(ctx, team, rec.ID)
+	res, err := m.Execute(ctx, rec, ExecParams{Language: "node", Timeout: 60 * time.Second, Code: fmt.Sprintf(`
+console.log(await page.title(), page.url() === %q, typeof process.pid);
+await page.fill('#q', 'boots');
+await page.click('#go');
+console.log(await page.textContent('#out'));
+console.log(browser.contexts().length, context.pages().length);
+const r = await page.goto(%q);
+console.log(r.status(), await page.title());
+`, srv.URL+"/", srv.URL+"/next")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || res.Killed || res.Stdout != "Shop true number\nsearched boots\n1 1\n200 Next\n" {
+		t.Fatalf("node: %+v", res)
+	}
+	res, err = m.Execute(ctx, rec, ExecParams{Language: "javascript", Timeout: 10 * time.Second, Code: `console.log(await page.title(), await page.evaluate(() => document.querySelector('h1').textContent))`})
+	if err != nil || res.Stdout != "Next second page\n" {
+		t.Fatalf("the session after the program: %+v %v", res, err)
 	}
 }
