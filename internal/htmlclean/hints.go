@@ -20,7 +20,7 @@ const (
 // mark boilerplate.
 func isNegativeWord(w string) bool {
 	switch w {
-	case "sidebar", "cookie", "cookies", "consent", "gdpr", "banner",
+	case "sidebar", "cookie", "cookies", "consent", "gdpr",
 		"share", "sharing", "sharebar", "social", "sharethis", "addthis", "related",
 		"recommended", "recommendations", "recirculation", "comment", "comments",
 		"commentlist", "disqus", "respond", "ad", "ads", "advert", "adverts",
@@ -49,7 +49,7 @@ func isPostWord(w string) bool {
 // they lower a container's score without removing it.
 func isWeakNegativeWord(w string) bool {
 	switch w {
-	case "widget", "widgets":
+	case "widget", "widgets", "banner":
 		return true
 	}
 	return false
