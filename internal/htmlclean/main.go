@@ -328,6 +328,7 @@ func mainContent(root *html.Node, pk pageKind) {
 	}
 	removeNotices(root, anchor)
 	removeBoilerplateSections(root, anchor, pk)
+	removeDuplicateBlocks(root, grid)
 }
 
 func nearEmpty(remaining, total int) bool {

@@ -1,0 +1,67 @@
+package htmlclean
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// minDuplicateText is the length (non-space bytes) from which a block that
+// repeats an earlier block word for word is taken for a copy.
+const minDuplicateText = 40
+
+// removeDuplicateBlocks removes the leaf blocks (blocks without a block
+// inside) whose text repeats an earlier leaf block's: the copies of a
+// carousel's slides, and the mobile and desktop versions of the same
+// section. Table cells are left alone (a table keeps its shape), and so are
+// quotes, tab panels and the card grid.
+func removeDuplicateBlocks(root, grid *html.Node) {
+	seen := map[string]bool{}
+	var dups []*html.Node
+	for n := root; n != nil; {
+		if n.Type == html.ElementNode && (n == grid || isTabPanel(n)) {
+			// A quote repeats on purpose; tab panels repeat each
+			// other's steps, the cards of a grid each other's notes.
+			n = next(n, root, true)
+			continue
+		}
+		if n.Type != html.ElementNode || !isBlock(n.DataAtom) {
+			n = next(n, root, false)
+			continue
+		}
+		switch n.DataAtom {
+		case atom.Table, atom.Tr, atom.Td, atom.Th, atom.Pre:
+			n = next(n, root, true)
+			continue
+		}
+		if hasBlockChild(n) {
+			n = next(n, root, false)
+			continue
+		}
+		t := strings.Join(strings.Fields(textOf(n)), " ")
+		if nonSpaceLen(t) >= minDuplicateText {
+			if seen[t] {
+				dups = append(dups, n)
+			}
+			seen[t] = true
+		}
+		n = next(n, root, true)
+	}
+	for _, d := range dups {
+		if d.Parent != nil {
+			d.Parent.RemoveChild(d)
+		}
+	}
+}
+
+// hasBlockChild reports whether n has a block-level element among its
+// descendants.
+func hasBlockChild(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = next(c, n, false) {
+		if c.Type == html.ElementNode && isBlock(c.DataAtom) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,27 @@
+package htmlclean
+
+import (
+	"strings"
+	"testing"
+)
+
+// A block repeated word for word (a carousel's cloned slide, the mobile
+// copy of a section) is kept once; repeated table cells and the cards of a
+// grid stay.
+func TestDuplicateBlocks(t *testing.T) {
+	t.Parallel()
+	slide := `<div class="slide"><p>Prompt to code anything you can imagine, then ship it to your team.</p></div>`
+	page := `<html><body><main><h1>Design tools</h1><p>` + strings.Repeat("Design, prototype and hand off in one place, with your whole team. ", 4) + `</p>
+<div class="carousel">` + slide + slide + slide + `</div>
+<table><tr><td>Included in every plan, no extra charge at all</td><td>Yes</td></tr><tr><td>Included in every plan, no extra charge at all</td><td>No</td></tr></table></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(got, "Prompt to code anything"); n != 1 {
+		t.Errorf("slide kept %d times, want 1: %s", n, got)
+	}
+	if n := strings.Count(got, "Included in every plan"); n != 2 {
+		t.Errorf("table cell kept %d times, want 2: %s", n, got)
+	}
+}
