@@ -14,8 +14,8 @@ import (
 	"time"
 )
 
-// TestIntelSDK runs intel.test.mjs (product, redactPII, changeTracking,
-// threatProtection) with the official SDK against the built server, which
+// TestIntelSDK runs intel.test.mjs (product, redactPII, changeTracking of
+// scrapes and crawls, threatProtection, branding, activity) with the official SDK against the built server, which
 // has no model.
 func TestIntelSDK(t *testing.T) {
 	node := sdkNode(t, "@mendable/firecrawl-js")
@@ -53,6 +53,30 @@ func TestIntelSDK(t *testing.T) {
 		_, port, _ := strings.Cut(r.Host, ":")
 		http.Redirect(w, r, "http://localhost:"+port+"/shop", http.StatusFound)
 	})
+	// A small site under /crawl/ in two versions (GET /crawl/next moves
+	// to the second): /crawl/a changes its price, /crawl/b disappears
+	// (404) and is no longer linked.
+	var crawlV2 atomic.Bool
+	mux.HandleFunc("/crawl/{page...}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		switch p := r.PathValue("page"); {
+		case p == "next":
+			crawlV2.Store(true)
+		case p == "" && crawlV2.Load():
+			io.WriteString(w, `<html><body><main><h1>Cafe</h1><p><a href="/crawl/a">Prices</a></p></main></body></html>`)
+		case p == "":
+			io.WriteString(w, `<html><body><main><h1>Cafe</h1><p><a href="/crawl/a">Prices</a> <a href="/crawl/b">Events</a></p></main></body></html>`)
+		case p == "a" && crawlV2.Load():
+			io.WriteString(w, `<html><body><main><h1>Prices</h1><p>Espresso 3</p></main></body></html>`)
+		case p == "a":
+			io.WriteString(w, `<html><body><main><h1>Prices</h1><p>Espresso 2</p></main></body></html>`)
+		case p == "b" && !crawlV2.Load():
+			io.WriteString(w, `<html><body><main><h1>Events</h1><p>Jazz on Fridays.</p></main></body></html>`)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `<html><body><h1>Not found</h1></body></html>`)
+		}
+	})
 	site := httptest.NewServer(mux)
 	t.Cleanup(site.Close)
 	blocklist := filepath.Join(t.TempDir(), "hosts")
@@ -61,7 +85,7 @@ func TestIntelSDK(t *testing.T) {
 	}
 	srv := startServer(t, "OPENAI_BASE_URL=", "THREAT_BLOCKLIST_FILE="+blocklist)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "intel.test.mjs")
 	cmd.Dir = "sdk"
@@ -73,6 +97,7 @@ func TestIntelSDK(t *testing.T) {
 		"CHANGE_URL="+site.URL+"/menu",
 		"REDIRECT_URL="+site.URL+"/go",
 		"BRAND_URL="+site.URL+"/brand",
+		"CRAWL_URL="+site.URL+"/crawl/",
 	)
 	if chromePath() != "" {
 		cmd.Env = append(cmd.Env, "HAS_BROWSER=1")

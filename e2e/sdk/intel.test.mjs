@@ -1,6 +1,7 @@
 // Drives the model-free page intelligence options of a running server (no
 // OPENAI_BASE_URL) with the official JavaScript SDK, unchanged: the
-// product format, redactPII and changeTracking's git-diff mode.
+// product format, redactPII, changeTracking's git-diff mode (scrapes and
+// crawls), threatProtection, branding and the team activity.
 // Env: API_URL, API_KEY, SHOP_URL (a Shopify-style product page),
 // PII_URL (a page with contact data), CHANGE_URL (a page that changes
 // after its first fetch).
@@ -48,6 +49,32 @@ test("changeTracking: new, then changed with a git diff", async () => {
   assert.equal(ct.diff.json.files[0].chunks[0].changes.some((c) => c.type === "add" && c.content === "+Coffee 6"), true);
 });
 
+// CRAWL_URL is a site whose second version (after GET CRAWL_URL + "next")
+// edits /crawl/a and drops /crawl/b (404, no longer linked).
+test("changeTracking in crawls: the page gone since the last crawl is removed and hidden", async () => {
+  const opts = { limit: 10, scrapeOptions: { formats: ["markdown", { type: "changeTracking", modes: ["git-diff"], tag: "sdk-crawl" }] } };
+  const byPath = (job) => Object.fromEntries(job.data.map((d) => [new URL(d.metadata.sourceURL).pathname, d.changeTracking]));
+  const first = await app().crawl(process.env.CRAWL_URL, opts);
+  assert.equal(first.status, "completed");
+  const one = byPath(first);
+  assert.deepEqual(Object.keys(one).sort(), ["/crawl/", "/crawl/a", "/crawl/b"]);
+  for (const ct of Object.values(one)) {
+    assert.equal(ct.changeStatus, "new");
+    assert.equal(ct.visibility, "visible");
+  }
+  assert.equal((await fetch(process.env.CRAWL_URL + "next")).status, 200);
+  const second = await app().crawl(process.env.CRAWL_URL, opts);
+  assert.equal(second.status, "completed");
+  const two = byPath(second);
+  assert.deepEqual(Object.keys(two).sort(), ["/crawl/", "/crawl/a", "/crawl/b"]);
+  assert.equal(two["/crawl/a"].changeStatus, "changed");
+  assert.equal(two["/crawl/a"].visibility, "visible");
+  assert.match(two["/crawl/a"].diff.text, /-Espresso 2\n\+Espresso 3\n/);
+  assert.equal(two["/crawl/b"].changeStatus, "removed");
+  assert.equal(two["/crawl/b"].visibility, "hidden");
+  assert.ok(Date.parse(two["/crawl/b"].previousScrapeAt) > 0);
+});
+
 // Threat protection: the server runs with THREAT_BLOCKLIST_FILE listing
 // malware-drop.example; REDIRECT_URL redirects to the same site under the
 // name "localhost".
@@ -85,6 +112,8 @@ test("branding from the rendered page", { skip: process.env.HAS_BROWSER !== "1" 
   assert.deepEqual(b.components.buttonPrimary, { background: "#4f46e5", textColor: "#ffffff", borderRadius: "8px" });
   assert.match(b.logo, /^data:image\/svg\+xml;base64,/);
   assert.equal(b.images.favicon, new URL("/favicon.svg", process.env.BRAND_URL).href);
+  assert.deepEqual(b.icons, { favicon: new URL("/favicon.svg", process.env.BRAND_URL).href });
+  assert.deepEqual(b.personality, { tone: "professional", energy: "medium", targetAudience: "businesses and teams" });
   for (const v of Object.values(b.colors)) if (v !== null) assert.match(v, /^#[0-9a-f]{6}$/);
   assert.equal(doc.metadata.creditsUsed, 1);
 });
