@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firegate/firegate/internal/mail"
 	"github.com/firegate/firegate/internal/netguard"
 )
 
@@ -73,6 +74,10 @@ type Config struct {
 	ThreatBlocklist string         // THREAT_BLOCKLIST_FILE: the operator's threat blocklist (hosts-file or one domain per line), enforced on every request and reloaded when it changes; empty = none
 	CatalogFile     string         // CATALOG_FILE: the operator's tool catalog (JSON, or YAML by its .yaml/.yml name), reloaded on change; empty = only the built-in firecrawl provider
 	WebhookSecret   string         // WEBHOOK_SECRET: HMAC-SHA256 secret of the X-Firecrawl-Signature header; empty = unsigned
+	SMTPURL         string         // SMTP_URL: the SMTP relay of monitor emails, smtp://user:pass@host:587?from=addr (STARTTLS) or smtps://...; empty = notification.email answers 400 EMAIL_NOT_CONFIGURED
+	SMTPFrom        string         // SMTP_FROM: sender of monitor emails, instead of SMTP_URL's from
+	SMTP            mail.Config    // parsed from SMTP_URL and SMTP_FROM
+	EmailSecret     string         // EMAIL_TOKEN_SECRET: HMAC secret (32+ characters) signing the confirm and unsubscribe links, required with SMTP_URL
 	PprofAddr       string         // PPROF_ADDR: serve net/http/pprof here (e.g. 127.0.0.1:6060); empty = off
 	Metrics         string         // METRICS: "on" (default: record series, serve GET /metrics unauthenticated) or "off"
 	LLMBaseURL      string         // OPENAI_BASE_URL: OpenAI-compatible endpoint up to /v1; empty = no language model (https://api.openai.com/v1 when only OPENAI_API_KEY is set)
@@ -140,6 +145,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		JobTimeout:      5 * time.Minute,
 		MonitorTick:     15 * time.Second,
 		WebhookSecret:   getenv("WEBHOOK_SECRET"),
+		SMTPURL:         strings.TrimSpace(getenv("SMTP_URL")),
+		SMTPFrom:        strings.TrimSpace(getenv("SMTP_FROM")),
+		EmailSecret:     getenv("EMAIL_TOKEN_SECRET"),
 		LLMBaseURL:      strings.TrimRight(getenv("OPENAI_BASE_URL"), "/"),
 		LLMAPIKey:       getenv("OPENAI_API_KEY"),
 		LLMModel:        getenv("MODEL_NAME"),
@@ -360,6 +368,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	}
 	errs = append(errs, c.loadRuntimes(getenv)...)
 	errs = append(errs, c.loadLLM(getenv)...)
+	errs = append(errs, c.loadSMTP()...)
 	if c.MediaDir == "" {
 		c.MediaDir = filepath.Join(c.DataDir, "media")
 	}
@@ -465,6 +474,35 @@ func (c *Config) loadLLM(getenv func(string) string) []error {
 		if c.LLMModel == "" {
 			errs = append(errs, errors.New("MODEL_NAME: required with OPENAI_BASE_URL or OPENAI_API_KEY"))
 		}
+	}
+	return errs
+}
+
+// minEmailSecret is the shortest EMAIL_TOKEN_SECRET accepted.
+const minEmailSecret = 32
+
+// loadSMTP parses SMTP_URL and SMTP_FROM and checks EMAIL_TOKEN_SECRET,
+// which must come with them (and only with them).
+func (c *Config) loadSMTP() []error {
+	if c.SMTPURL == "" {
+		var errs []error
+		if c.SMTPFrom != "" {
+			errs = append(errs, errors.New("SMTP_FROM: set SMTP_URL too (the relay that sends monitor emails)"))
+		}
+		if c.EmailSecret != "" {
+			errs = append(errs, errors.New("EMAIL_TOKEN_SECRET: set SMTP_URL too (the relay that sends monitor emails)"))
+		}
+		return errs
+	}
+	var errs []error
+	sc, err := mail.ParseURL(c.SMTPURL, c.SMTPFrom)
+	if err != nil {
+		// The URL may hold a password: the message names the problem only.
+		errs = append(errs, fmt.Errorf("SMTP_URL: %v (want smtp://user:pass@host:587?from=addr or smtps://...)", err))
+	}
+	c.SMTP = sc
+	if len(c.EmailSecret) < minEmailSecret {
+		errs = append(errs, fmt.Errorf("EMAIL_TOKEN_SECRET: required with SMTP_URL, at least %d characters (e.g. openssl rand -hex 32)", minEmailSecret))
 	}
 	return errs
 }

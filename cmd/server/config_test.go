@@ -265,3 +265,29 @@ func TestLoadConfigRuntimes(t *testing.T) {
 		t.Errorf("node without INTERACT_NODE_MODULES: %v", err)
 	}
 }
+
+func TestLoadConfigSMTP(t *testing.T) {
+	t.Parallel()
+	secret := strings.Repeat("s", 32)
+	c, err := loadConfig(env(map[string]string{"SMTP_URL": "smtp://u:p@relay.example.com?from=a@example.com", "EMAIL_TOKEN_SECRET": secret,
+		"SMTP_FROM": "Alerts <alerts@example.com>"}))
+	if err != nil || c.SMTP.Host != "relay.example.com" || c.SMTP.Port != 587 || c.SMTP.From != "Alerts <alerts@example.com>" || c.SMTP.Password != "p" {
+		t.Errorf("SMTP = %+v, %v", c.SMTP, err)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"SMTP_URL": "smtp://relay.example.com?from=a@example.com"}, "EMAIL_TOKEN_SECRET"},
+		{map[string]string{"SMTP_URL": "smtp://relay.example.com?from=a@example.com", "EMAIL_TOKEN_SECRET": "short"}, "EMAIL_TOKEN_SECRET"},
+		{map[string]string{"SMTP_URL": "http://u:hunter2@relay.example.com", "EMAIL_TOKEN_SECRET": secret}, "SMTP_URL"},
+		{map[string]string{"SMTP_URL": "smtp://relay.example.com", "EMAIL_TOKEN_SECRET": secret}, "SMTP_URL"},
+		{map[string]string{"SMTP_FROM": "a@example.com"}, "SMTP_FROM"},
+		{map[string]string{"EMAIL_TOKEN_SECRET": secret}, "EMAIL_TOKEN_SECRET"},
+	} {
+		_, err := loadConfig(env(tc.env))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%v: %v, want an error naming %s (and no password)", tc.env, err, tc.want)
+		}
+	}
+}

@@ -81,8 +81,10 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 	runner.Bind(q)
 	agents.Bind(q)
 	monitors.Bind(q)
+	monitorAPI := monitor.NewService(ms, q, nil)
+	monitorAPI.SetEmail(mc.Email)
 	return &jobs{q: q, runner: runner, agents: agents, store: js, monitors: monitors,
-		monitorAPI: monitor.NewService(ms, q, nil)}, nil
+		monitorAPI: monitorAPI}, nil
 }
 
 // opsOnly serves the operations routes of api (/health, /ready, /metrics)

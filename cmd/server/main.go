@@ -43,6 +43,7 @@ import (
 	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/llm"
+	"github.com/firegate/firegate/internal/mail"
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/netguard"
@@ -399,6 +400,10 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	}
 	if searcher != nil {
 		mc.Searcher = searcher
+	}
+	if cfg.SMTPURL != "" {
+		mc.Email = &monitor.Email{Sender: mail.NewSender(cfg.SMTP), Secret: []byte(cfg.EmailSecret), PublicURL: cfg.PublicURL, Log: log}
+		log.InfoContext(ctx, "monitor emails on", "smtp_host", cfg.SMTP.Host, "smtp_port", cfg.SMTP.Port, "tls", cfg.SMTP.TLS)
 	}
 	jobsRT, err := openJobs(ctx, cfg, st, rc, ac, mc, log)
 	if err != nil {

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/firegate/firegate/internal/mail"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
@@ -74,17 +75,11 @@ func (s *Server) monitorRoutes(r chi.Router) {
 // route.
 func isMonitorRoute(p string) bool { return p == "/monitor" || p == "/monitor/*" }
 
-// errUnsupported is a 501 for a part of a valid body this server does not
-// do yet.
-func errUnsupported(path []any, msg string) *Error {
-	return &Error{Status: http.StatusNotImplemented, Code: "NOT_IMPLEMENTED", Message: msg,
-		Details: []FieldError{{Path: path, Message: msg, Code: "not_supported"}}}
-}
-
 type monitorBody struct {
-	in          monitor.Input
-	patch       monitor.Patch
-	unsupported *Error
+	in    monitor.Input
+	patch monitor.Patch
+	// email is set when notification.email.enabled is true.
+	email bool
 }
 
 // monitorRequest validates a create body, or with patch a PATCH body.
@@ -137,12 +132,10 @@ func (v *validator) monitorRequest(m jsonObject, patch bool) monitorBody {
 		b.patch.Webhook = &none
 	}
 	if present(m, "notification") {
-		raw, unsupported := v.notification(m.get("notification"))
+		raw, enabled := v.notification(m.get("notification"))
 		b.in.Config.Notification = raw
 		b.patch.Notification = &raw
-		if b.unsupported == nil {
-			b.unsupported = unsupported
-		}
+		b.email = enabled
 	} else if raw := m.get("notification"); patch && raw != nil {
 		null := json.RawMessage("null")
 		b.patch.Notification = &null
@@ -513,46 +506,55 @@ func (v *validator) searchTarget(tp []any, o jsonObject, echo map[string]any) *m
 }
 
 // notification validates {email:{enabled, recipients, includeDiffs}} and
-// returns it normalized; enabled email answers 501 (no SMTP relay yet).
-func (v *validator) notification(raw json.RawMessage) (json.RawMessage, *Error) {
+// returns it normalized (recipients lower-cased, without duplicates) and
+// whether email is enabled.
+func (v *validator) notification(raw json.RawMessage) (json.RawMessage, bool) {
 	p := []any{"notification"}
 	o, ok := v.object(p, raw)
 	if !ok {
-		return nil, nil
+		return nil, false
 	}
 	v.checkKeys(p, o, keysIn("email"))
 	out := map[string]any{}
-	var unsupported *Error
+	enabled := false
 	if present(o, "email") {
 		ep := at(p, "email")
 		e, ok := v.object(ep, o.get("email"))
 		if !ok {
-			return nil, nil
+			return nil, false
 		}
 		v.checkKeys(ep, e, keysIn("enabled", "recipients", "includeDiffs"))
-		enabled := v.optBool(ep, e, "enabled", false)
+		enabled = v.optBool(ep, e, "enabled", false)
 		recipients := []string{}
 		if present(e, "recipients") {
 			if list, ok := v.stringList(at(ep, "recipients"), e.get("recipients"), maxMonitorRecipients); ok {
 				for i, addr := range list {
-					a, err := mail.ParseAddress(addr)
-					if err != nil || a.Address != addr {
+					// A bare address only: no display name, no line break,
+					// nothing that could become another header.
+					if mail.CheckAddress(addr) != nil {
 						v.addCustom(at(ep, "recipients", i), codeInvalidString, "Invalid email")
 						continue
 					}
-					recipients = append(recipients, addr)
+					addr = strings.ToLower(addr)
+					if !slices.Contains(recipients, addr) {
+						recipients = append(recipients, addr)
+					}
 				}
 			}
 		}
 		out["email"] = map[string]any{"enabled": enabled, "recipients": recipients,
 			"includeDiffs": v.optBool(ep, e, "includeDiffs", false)}
-		if enabled {
-			unsupported = errUnsupported(at(ep, "enabled"),
-				"Email notifications are not available on this server yet: use the webhook (monitor.page, monitor.check.completed) instead")
-		}
 	}
 	b, _ := json.Marshal(out)
-	return b, unsupported
+	return b, enabled
+}
+
+// errEmailNotConfigured answers notification.email.enabled on a server
+// without an SMTP relay.
+func errEmailNotConfigured() *Error {
+	const msg = "Email notifications are not configured on this server: the operator sets SMTP_URL (an SMTP relay) and EMAIL_TOKEN_SECRET to send them. Use the webhook (monitor.page, monitor.check.completed) instead."
+	return &Error{Status: http.StatusBadRequest, Code: "EMAIL_NOT_CONFIGURED", Message: msg,
+		Details: []FieldError{{Path: []any{"notification", "email", "enabled"}, Message: msg, Code: "not_configured"}}}
 }
 
 // monitorQuery reads limit (lo..hi, default def) and offset or skip.
@@ -611,8 +613,8 @@ func (s *Server) readMonitorBody(r *http.Request, patch bool) (monitorBody, erro
 	if err := v.err(); err != nil {
 		return monitorBody{}, err
 	}
-	if b.unsupported != nil {
-		return monitorBody{}, b.unsupported
+	if b.email && !s.monitorEmail() {
+		return monitorBody{}, errEmailNotConfigured()
 	}
 	targets := b.in.Config.Targets
 	if patch {

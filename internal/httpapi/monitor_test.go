@@ -198,7 +198,7 @@ func TestMonitorValidation(t *testing.T) {
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"sitemap":"maybe"}}]`, ""), 400, "targets.0.crawlOptions.sitemap"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","crawlOptions":{"webhook":"https://h.example.com"}}]`, ""), 400, "targets.0.crawlOptions.webhook"},
 		{body(`"x"`, `{"cron":"0 9 * * *"}`, `[{"type":"crawl","url":"https://example.com","scrapeOptions":{"formats":["nope"]}}]`, ""), 400, "targets.0.scrapeOptions.formats.0"},
-		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"notification":{"email":{"enabled":true,"recipients":["a@b.co"]}}`), 501, "notification.email.enabled"},
+		{body(`"x"`, `{"cron":"0 9 * * *"}`, scrapeT, `,"notification":{"email":{"enabled":true,"recipients":["a@b.co"]}}`), 400, "notification.email.enabled"},
 	} {
 		code, resp := a.call(t, "POST", "/v2/monitor", keyA, tc.body)
 		details, _ := resp["details"].([]any)

@@ -207,6 +207,9 @@ func New(d Deps) *Server {
 	if d.Interact != nil {
 		s.liveRoutes(r) // token-authenticated, outside the API key check
 	}
+	if d.Monitors != nil {
+		s.monitorEmailRoutes(r) // token-authenticated, outside the API key check
+	}
 	r.Route("/v2", func(r chi.Router) {
 		r.Use(s.limitBody, s.authenticate)
 		r.Post("/scrape", s.handle(s.handleScrape))

@@ -184,6 +184,7 @@ type Service struct {
 	store Store
 	q     Enqueuer
 	now   func() time.Time
+	email *Email // nil: no email notifications
 }
 
 // NewService builds the service; q enqueues manual checks.
@@ -213,6 +214,7 @@ func (s *Service) Create(ctx context.Context, teamID string, in Input) (View, er
 	if err != nil {
 		return View{}, fmt.Errorf("monitor: create: %w", err)
 	}
+	s.syncEmail(ctx, teamID, m.ID, in.Config)
 	return monitorView(m)
 }
 
@@ -333,6 +335,9 @@ func (s *Service) Update(ctx context.Context, teamID, id string, p Patch) (View,
 	}
 	if err != nil {
 		return View{}, fmt.Errorf("monitor: update: %w", err)
+	}
+	if p.Notification != nil {
+		s.syncEmail(ctx, teamID, got.ID, cfg)
 	}
 	return monitorView(got)
 }

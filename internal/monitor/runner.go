@@ -93,6 +93,8 @@ type RunnerConfig struct {
 	// TeamConcurrency returns a team's concurrency limit (0: unlimited);
 	// nil: unlimited. Crawl targets' crawls take it too.
 	TeamConcurrency func(ctx context.Context, teamID string) (int, error)
+	// Email, when set, sends the monitors' email notifications.
+	Email *Email
 }
 
 // Runner runs the scheduler and the check and webhook workers.
@@ -134,6 +136,7 @@ func (r *Runner) Bind(q Enqueuer) { r.q = q }
 func (r *Runner) Register(w *river.Workers) {
 	river.AddWorker(w, &checkWorker{r: r})
 	river.AddWorker(w, webhook.NewWorker[webhookArgs](r.cfg.Webhooks, r.cfg.Log, "monitor: webhook delivery failed"))
+	river.AddWorker(w, &emailWorker{r: r})
 }
 
 func (r *Runner) now() time.Time { return r.cfg.Now().UTC().Truncate(time.Microsecond) }
@@ -704,6 +707,7 @@ func (r *Runner) finish(ctx context.Context, c store.MonitorCheck, status string
 	if ok && cfg != nil && status != store.CheckSkippedCredits {
 		r.notify(ctx, cfg.Webhook, EventCheckCompleted, c.ID, sum.Error == 0 && status != store.CheckFailed,
 			completedData(c.MonitorID, c.ID, status, sum))
+		r.queueSummaries(ctx, c, status, sum, cfg)
 	}
 	return nil
 }
