@@ -168,3 +168,8 @@ func TestOpenBadURL(t *testing.T) {
 		t.Error("Open with a malformed URL succeeded")
 	}
 }
+
+func BenchmarkCrawlMemory(b *testing.B) {
+	url := testenv.PostgresURL(b)
+	storetest.BenchmarkCrawlMemory(b, openTest(b, url, newSchema(b, url)))
+}

@@ -196,3 +196,7 @@ func TestReadPoolIsReadOnly(t *testing.T) {
 		t.Error("write through the read pool succeeded")
 	}
 }
+
+func BenchmarkCrawlMemory(b *testing.B) {
+	storetest.BenchmarkCrawlMemory(b, openTest(b, filepath.Join(b.TempDir(), "bench.db")))
+}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -87,4 +88,41 @@ func testCrawlMemory(t *testing.T, s CrawlMemoryUnderTest) {
 	}
 	err := s.RememberCrawlURLs(ctx, uuid.NewString(), "", scope, []string{scope}, at)
 	checkErr(t, "RememberCrawlURLs for an unknown team", err, store.ErrNotFound)
+}
+
+// BenchmarkCrawlMemory measures what change tracking adds to a crawl:
+// "remember" is the write of one scraped page (per page), "recall" the
+// read of a scope's 1,000 most recent URLs of a 5,000-URL memory (once
+// per crawl, when its discovery is done).
+func BenchmarkCrawlMemory(b *testing.B, s CrawlMemoryUnderTest) {
+	ctx := b.Context()
+	team, err := s.CreateTeam(ctx, "bench")
+	if err != nil {
+		b.Fatalf("CreateTeam: %v", err)
+	}
+	const scope = "https://example.com/"
+	at := time.Now()
+	b.Run("remember", func(b *testing.B) {
+		for i := range b.N {
+			u := []string{fmt.Sprintf("%spage/%d", scope, i%5000)}
+			if err := s.RememberCrawlURLs(ctx, team.ID, "bench", scope, u, at.Add(time.Duration(i))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	urls := make([]string, 5000)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("%sother/%d", scope, i)
+	}
+	if err := s.RememberCrawlURLs(ctx, team.ID, "recall", scope, urls, at); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("recall", func(b *testing.B) {
+		for range b.N {
+			got, err := s.CrawlMemory(ctx, team.ID, "recall", scope, 1000)
+			if err != nil || len(got) != 1000 {
+				b.Fatalf("CrawlMemory: %d URLs, %v", len(got), err)
+			}
+		}
+	})
 }
