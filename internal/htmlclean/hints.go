@@ -59,7 +59,7 @@ func isWeakNegativeWord(w string) bool {
 func isNavWord(w string) bool {
 	switch w {
 	case "menu", "menus", "breadcrumb", "breadcrumbs", "toc", "pagination", "pager",
-		"dropdown", "submenu", "tabs":
+		"dropdown", "submenu":
 		return true
 	}
 	return false
