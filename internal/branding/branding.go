@@ -345,7 +345,7 @@ func Build(r *Raw) *Branding {
 		}
 	}
 	for _, c := range pool {
-		if c.saturation() < 0.25 || slices.ContainsFunc(brand, func(x rgb) bool { return x.dist(c) < 40 }) {
+		if c.saturation() < 0.25 || chroma(c) < vivid || slices.ContainsFunc(brand, func(x rgb) bool { return x.dist(c) < 40 }) {
 			continue
 		}
 		switch {

@@ -35,6 +35,11 @@ func TestBrandingIconsAndPersonality(t *testing.T) {
 	if p := b.Personality; p == nil || *p != (branding.Personality{Tone: "professional", Energy: "medium", TargetAudience: "businesses and teams"}) {
 		t.Errorf("saas personality = %+v", p)
 	}
+	// The dark ink of its headings (#111827) is no accent colour: it has
+	// a high HSL saturation but almost no chroma.
+	if b.Colors.Accent != nil {
+		t.Errorf("saas accent = %s, want none", *b.Colors.Accent)
+	}
 
 	_, b = scrapeBranding(t, e, srv.URL+"/dark")
 	if b.Icons == nil || *b.Icons != (branding.Icons{Favicon: srv.URL + "/img/nightjar.ico"}) {
