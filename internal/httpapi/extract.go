@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -278,8 +279,15 @@ func (s *Server) expandGlobs(r *http.Request, req *extractRequest) error {
 	seen := make(map[string]bool, req.Limit)
 	urls := make([]string, 0, req.Limit)
 	add := func(u string) {
-		if len(urls) < req.Limit && !seen[u] {
-			seen[u] = true
+		// A site's root with and without its slash is one page (a glob
+		// on a site names it without, its map lists it with).
+		k := u
+		if p, err := url.Parse(u); err == nil && p.Path == "" {
+			p.Path = "/"
+			k = p.String()
+		}
+		if len(urls) < req.Limit && !seen[k] {
+			seen[k] = true
 			urls = append(urls, u)
 		}
 	}
