@@ -501,6 +501,11 @@ func (c *Config) loadSMTP() []error {
 		errs = append(errs, fmt.Errorf("SMTP_URL: %v (want smtp://user:pass@host:587?from=addr or smtps://...)", err))
 	}
 	c.SMTP = sc
+	if c.PublicURL == "" {
+		// The default (this host and port) is rarely what a recipient's
+		// browser reaches.
+		errs = append(errs, errors.New("PUBLIC_URL: required with SMTP_URL: the confirm and unsubscribe links in the emails start with it"))
+	}
 	if len(c.EmailSecret) < minEmailSecret {
 		errs = append(errs, fmt.Errorf("EMAIL_TOKEN_SECRET: required with SMTP_URL, at least %d characters (e.g. openssl rand -hex 32)", minEmailSecret))
 	}

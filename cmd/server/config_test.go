@@ -270,7 +270,7 @@ func TestLoadConfigSMTP(t *testing.T) {
 	t.Parallel()
 	secret := strings.Repeat("s", 32)
 	c, err := loadConfig(env(map[string]string{"SMTP_URL": "smtp://u:p@relay.example.com?from=a@example.com", "EMAIL_TOKEN_SECRET": secret,
-		"SMTP_FROM": "Alerts <alerts@example.com>"}))
+		"SMTP_FROM": "Alerts <alerts@example.com>", "PUBLIC_URL": "https://api.example.com"}))
 	if err != nil || c.SMTP.Host != "relay.example.com" || c.SMTP.Port != 587 || c.SMTP.From != "Alerts <alerts@example.com>" || c.SMTP.Password != "p" {
 		t.Errorf("SMTP = %+v, %v", c.SMTP, err)
 	}
@@ -279,6 +279,7 @@ func TestLoadConfigSMTP(t *testing.T) {
 		want string
 	}{
 		{map[string]string{"SMTP_URL": "smtp://relay.example.com?from=a@example.com"}, "EMAIL_TOKEN_SECRET"},
+		{map[string]string{"SMTP_URL": "smtp://relay.example.com?from=a@example.com", "EMAIL_TOKEN_SECRET": secret}, "PUBLIC_URL"},
 		{map[string]string{"SMTP_URL": "smtp://relay.example.com?from=a@example.com", "EMAIL_TOKEN_SECRET": "short"}, "EMAIL_TOKEN_SECRET"},
 		{map[string]string{"SMTP_URL": "http://u:hunter2@relay.example.com", "EMAIL_TOKEN_SECRET": secret}, "SMTP_URL"},
 		{map[string]string{"SMTP_URL": "smtp://relay.example.com", "EMAIL_TOKEN_SECRET": secret}, "SMTP_URL"},

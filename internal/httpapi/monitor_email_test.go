@@ -276,6 +276,38 @@ func testMonitorEmail(t *testing.T, kind string) {
 			t.Errorf("alice got a summary after unsubscribing")
 		}
 	}
+
+	// An update of the list: dave, new, is asked; carol stays confirmed
+	// and is not asked again; bob, unlisted, is dropped; alice, listed
+	// again, stays unsubscribed and is not asked.
+	code, resp = a.call(t, "PATCH", "/v2/monitor/"+id, keyA,
+		`{"notification":{"email":{"enabled":true,"recipients":["carol@example.com","dave@example.com","alice@example.com"]}}}`)
+	if code != 200 {
+		t.Fatalf("patch: %d %v", code, resp)
+	}
+	a.smtp.Wait(t, 30*time.Second, to("dave@example.com"))
+	confirmations := map[string]int{}
+	for _, m := range a.smtp.Messages() {
+		if strings.Contains(m.Header.Get("Subject"), "Confirm") {
+			confirmations[m.To[0]]++
+		}
+	}
+	if confirmations["carol@example.com"] != 1 || confirmations["alice@example.com"] != 1 || confirmations["dave@example.com"] != 1 {
+		t.Errorf("confirmations sent: %v", confirmations)
+	}
+	for addr, want := range map[string]string{"carol@example.com": store.RecipientConfirmed, "alice@example.com": store.RecipientUnsubscribed,
+		"dave@example.com": store.RecipientPending} {
+		if st, err := a.st.RecipientStatus(t.Context(), id, addr); st != want {
+			t.Errorf("%s is %q (%v), want %s", addr, st, err, want)
+		}
+	}
+	if _, err := a.st.RecipientStatus(t.Context(), id, "bob@example.com"); err == nil {
+		t.Error("bob, no longer listed, is still a recipient")
+	}
+	// Bob's old link no longer confirms anything.
+	if code, resp := a.call(t, "POST", "/v2/monitor/email/confirm", "", `{"token":"`+tok+`"}`); code != 404 {
+		t.Errorf("confirm of an unlisted recipient: %d %v", code, resp)
+	}
 }
 
 // TestMonitorEmailNotConfigured: without an SMTP relay, enabled email is

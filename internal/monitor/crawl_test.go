@@ -3,6 +3,7 @@ package monitor_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,8 +39,10 @@ func testCrawlTarget(t *testing.T, kind string) {
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Log: log})
 	crawls := crawl.NewRunner(crawl.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), TTL: time.Hour, Log: log})
-	runner := monitor.NewRunner(monitor.RunnerConfig{Store: st, Scraper: engine, Crawler: crawls, Jobs: st,
-		CrawlPoll: 50 * time.Millisecond, Log: log})
+	spy := &crawlSpy{Crawler: crawls}
+	runner := monitor.NewRunner(monitor.RunnerConfig{Store: st, Scraper: engine, Crawler: spy, Jobs: st,
+		CrawlPoll: 50 * time.Millisecond, Log: log,
+		TeamConcurrency: func(context.Context, string) (int, error) { return 3, nil }})
 	workers := river.NewWorkers()
 	crawls.Register(workers)
 	runner.Register(workers)
@@ -68,7 +71,7 @@ func testCrawlTarget(t *testing.T, kind string) {
 	s.set("/c", "<p>gamma</p>")
 
 	o := crawl.JobOptions{Scrape: scrape.Options{Formats: []scrape.Format{{Type: scrape.FormatMarkdown}}, Timeout: 10 * time.Second},
-		Rules: crawl.CrawlRules{DeduplicateSimilarURLs: true}, Sitemap: crawl.SitemapSkip}
+		MaxConcurrency: 5, Rules: crawl.CrawlRules{DeduplicateSimilarURLs: true}, Sitemap: crawl.SitemapSkip}
 	echo, _ := json.Marshal(map[string]any{"type": "crawl", "id": "site", "url": s.url("/")})
 	target := monitor.Target{Type: monitor.TargetCrawl, ID: "site", URL: s.url("/"), Limit: 20, Crawl: &o, Scrape: o.Scrape, Echo: echo}
 	sched, _ := monitor.ParseSchedule("", "daily", "UTC")
@@ -87,6 +90,11 @@ func testCrawlTarget(t *testing.T, kind string) {
 	d1 := h.waitCheck(t, mon.ID, first.ID)
 	if d1.Status != store.CheckCompleted || d1.Summary != (monitor.Summary{TotalPages: 4, New: 4}) {
 		t.Fatalf("first check: %s %+v %s", d1.Status, d1.Summary, d1.TargetResults)
+	}
+	// The crawl takes the team's concurrency limit, and its own
+	// maxConcurrency is capped by it, as the crawl route does.
+	if team, maxc := spy.limits(); team != 3 || maxc != 3 {
+		t.Errorf("crawl started with teamConcurrency %d, maxConcurrency %d; want 3, 3", team, maxc)
 	}
 	var tr []struct{ TargetID, Type, CrawlID string }
 	if err := json.Unmarshal(d1.TargetResults, &tr); err != nil || len(tr) != 1 || tr[0].CrawlID == "" || tr[0].Type != "crawl" {
@@ -114,4 +122,24 @@ func testCrawlTarget(t *testing.T, kind string) {
 	if c := p[s.url("/c")]; c.PreviousScrapeID == nil || c.CurrentScrapeID != nil {
 		t.Errorf("removed page scrape ids: %+v", c)
 	}
+}
+
+// crawlSpy records the options of the crawls a check starts.
+type crawlSpy struct {
+	monitor.Crawler
+	mu         sync.Mutex
+	team, maxc int
+}
+
+func (c *crawlSpy) StartCrawl(ctx context.Context, j store.Job, o crawl.JobOptions) error {
+	c.mu.Lock()
+	c.team, c.maxc = o.TeamConcurrency, o.MaxConcurrency
+	c.mu.Unlock()
+	return c.Crawler.StartCrawl(ctx, j, o)
+}
+
+func (c *crawlSpy) limits() (int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.team, c.maxc
 }
