@@ -171,3 +171,25 @@ func TestCrawlChangeTracking(t *testing.T) {
 		})
 	}
 }
+
+// TestCrawlChangeTrackingZDR: a crawl with changeTracking under zero data
+// retention compares its pages but remembers nothing for the next crawl.
+func TestCrawlChangeTrackingZDR(t *testing.T) {
+	t.Parallel()
+	site, _ := changingSite(t)
+	f := newJobsFixture(t, "sqlite", fxOptions{changeTracking: true})
+	id := f.startAs(t, fxKeyZDR, "/v2/crawl", `{"url":"`+site.URL+`/","limit":20,"zeroDataRetention":true,"sitemap":"skip",`+
+		`"scrapeOptions":{"formats":["markdown",{"type":"changeTracking","modes":["git-diff"]}]}}`)
+	var st map[string]any
+	waitFor(t, "the crawl", func() bool {
+		_, st = f.send(t, http.MethodGet, "/v2/crawl/"+id, fxKeyZDR, "")
+		return st["status"] != "scraping"
+	})
+	if data, _ := st["data"].([]any); st["status"] != "completed" || len(data) != 5 {
+		t.Fatalf("crawl: %v", st)
+	}
+	got, err := f.st.(crawl.Memory).CrawlMemory(t.Context(), f.teams[fxKeyZDR].ID, "", crawl.MemoryScope(site.URL), 100)
+	if err != nil || len(got) != 0 {
+		t.Errorf("crawl memory under zero data retention: %v %v", got, err)
+	}
+}
