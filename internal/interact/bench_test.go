@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firegate/firegate/internal/sandbox"
 	"github.com/firegate/firegate/internal/testenv"
 )
 
@@ -45,5 +46,34 @@ func BenchmarkExecute(b *testing.B) {
 		if err != nil || res.Stdout != "Shop\n" {
 			b.Fatalf("%+v, %v", res, err)
 		}
+	}
+}
+
+// BenchmarkExecuteSandboxed runs a program reading the page's title in
+// one open session, in the bubblewrap sandbox: python without a page
+// (the sandbox and the interpreter), node with playwright-core connected
+// to the session over its confined DevTools connection.
+func BenchmarkExecuteSandboxed(b *testing.B) {
+	srv := site(b)
+	sb := testSandbox(b, sandbox.Node, sandbox.Python)
+	m := New(Config{Store: testStore(b), Browser: testPool(b), Runner: sb, Log: testenv.Logger(b)})
+	ctx := b.Context()
+	rec, err := m.Create(ctx, CreateParams{TeamID: team, TTL: time.Hour, ActivityTTL: time.Hour, Replay: &Replay{URL: srv.URL + "/"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Delete(ctx, team, rec.ID)
+	for _, c := range []struct{ lang, code, want string }{
+		{"python", `print("Shop")`, "Shop\n"},
+		{"node", "console.log(await page.title())", "Shop\n"},
+	} {
+		b.Run(c.lang, func(b *testing.B) {
+			for b.Loop() {
+				res, err := m.Execute(ctx, rec, ExecParams{Language: c.lang, Code: c.code, Timeout: 30 * time.Second})
+				if err != nil || res.Stdout != c.want {
+					b.Fatalf("%+v, %v", res, err)
+				}
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package interact
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +17,7 @@ import (
 
 // testSandbox is a sandbox running langs, or skips (fails with
 // REQUIRE_INTEGRATION=1) without bwrap, node or playwright-core.
-func testSandbox(t *testing.T, langs ...string) *sandbox.Sandbox {
+func testSandbox(t testing.TB, langs ...string) *sandbox.Sandbox {
 	t.Helper()
 	for _, bin := range []string{"bwrap", "/usr/bin/node", "/usr/bin/python3"} {
 		if _, err := exec.LookPath(bin); err != nil {
@@ -30,7 +31,9 @@ func testSandbox(t *testing.T, langs ...string) *sandbox.Sandbox {
 	if _, err := os.Stat(filepath.Join(mods, "playwright-core")); err != nil {
 		testenv.Unavailable(t, "playwright-core is not installed in e2e/sdk (cd e2e/sdk && npm install): %v", err)
 	}
-	sb, err := sandbox.New(ctxFor(t, time.Minute), sandbox.Config{Runtimes: langs, NodeModules: mods, Log: testenv.Logger(t)})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	sb, err := sandbox.New(ctx, sandbox.Config{Runtimes: langs, NodeModules: mods, Log: testenv.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

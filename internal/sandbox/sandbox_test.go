@@ -318,7 +318,7 @@ func TestDiskLimit(t *testing.T) {
 
 // startChrome starts a headless Chrome with a DevTools port on the
 // host's loopback and returns its address.
-func startChrome(t *testing.T) string {
+func startChrome(t testing.TB) string {
 	t.Helper()
 	chrome := testenv.ChromePath(t)
 	dir := t.TempDir()
