@@ -21,6 +21,7 @@ import (
 	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/interact"
+	"github.com/firegate/firegate/internal/sandbox"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store/sqlite"
 	"github.com/firegate/firegate/internal/testenv"
@@ -61,6 +62,7 @@ var (
 
 func TestMain(m *testing.M) {
 	interact.RunChildIfRequested() // interact code runs in a child process of this binary
+	sandbox.RunInitIfRequested()   // and programs in a sandbox whose init it is
 	code := m.Run()
 	if interactPool != nil {
 		if err := interactPool.Close(); err != nil {
@@ -75,6 +77,12 @@ func TestMain(m *testing.M) {
 // and the in-process cache.
 func interactServer(t *testing.T, maxPerTeam int) *Server {
 	t.Helper()
+	return interactServerWith(t, maxPerTeam, nil)
+}
+
+// interactServerWith is interactServer with a code runner.
+func interactServerWith(t *testing.T, maxPerTeam int, runner interact.Runner) *Server {
+	t.Helper()
 	path := testenv.ChromePath(t)
 	interactPoolOnce.Do(func() {
 		interactPool = browser.New(browser.Options{ChromePath: path, MaxTabs: 2, AllowPrivate: true, DevTools: true}, slog.New(slog.DiscardHandler))
@@ -83,7 +91,7 @@ func interactServer(t *testing.T, maxPerTeam int) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := interact.New(interact.Config{Store: st, Browser: interactPool, MaxPerTeam: maxPerTeam, Log: testenv.Logger(t)})
+	m := interact.New(interact.Config{Store: st, Browser: interactPool, MaxPerTeam: maxPerTeam, Runner: runner, Log: testenv.Logger(t)})
 	t.Cleanup(func() {
 		m.Shutdown(context.Background())
 		st.Close()

@@ -16,9 +16,9 @@ import (
 //
 // bwrap starts the server's binary (bound at /.init) with initEnv holding
 // an initConfig; RunInitIfRequested then, inside the sandbox: marks every
-// descriptor it inherited beyond stdio close-on-exec (the descriptors
-// bwrap bound from must not reach the program: a directory descriptor
-// opened outside leads back to the host's tree), starts the DevTools
+// descriptor it inherited beyond stdio close-on-exec (a descriptor opened
+// outside must not reach the program: one of a directory leads back to
+// the host's tree), starts the DevTools
 // forwarder (127.0.0.1:9222 to the run's socket) when asked, sets the
 // resource limits, runs the program with stdio and its own environment,
 // and writes how it ended (initStatus, JSON) on descriptor 3. When it
@@ -61,10 +61,10 @@ func RunInitIfRequested() {
 
 func initMain(raw string) int {
 	status := os.NewFile(statusFD, "status")
-	// Nothing inherited beyond stdio and the status pipe passes to the
-	// program; the descriptors bwrap bound from are closed.
+	// Nothing inherited beyond stdio passes to the program: every other
+	// descriptor is close-on-exec (the Go runtime's own already are; they
+	// must not be closed).
 	_ = unix.CloseRange(statusFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	_ = unix.CloseRange(statusFD+1, ^uint(0), 0)
 	report := func(st initStatus) int {
 		if status != nil {
 			_ = json.NewEncoder(status).Encode(st)

@@ -250,12 +250,20 @@ func (s *Sandbox) check(ctx context.Context, lang string) error {
 	}
 	res, err := s.Run(ctx, Spec{Language: lang, Code: code, Timeout: 30 * time.Second})
 	if err == nil && (res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "ok") {
-		err = fmt.Errorf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+		err = fmt.Errorf("exit %d, stdout %q, stderr %q", res.ExitCode, clip(res.Stdout, 200), clip(res.Stderr, 600))
 	}
 	if err != nil {
 		return fmt.Errorf("%w: a %s program could not run in the bubblewrap sandbox (%s): %v", ErrUnavailable, lang, s.bwrap, err)
 	}
 	return nil
+}
+
+// clip shortens s to at most n bytes.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // Enabled reports whether lang is run.
