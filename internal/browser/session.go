@@ -384,3 +384,39 @@ func (s *Session) DevTools() (DevTools, error) {
 	}
 	return DevTools{URL: s.inst.devtools, ContextID: string(s.sl.id), TargetID: string(s.tb.id)}, nil
 }
+
+// Snapshot is what a session's recording keeps of its page at a moment.
+type Snapshot struct {
+	// EntryID identifies the page's navigation history entry: a new one
+	// is a new page (a document, or a history.pushState).
+	EntryID int64
+	URL     string
+	Title   string
+	// JPEG is the viewport at quality 50.
+	JPEG []byte
+}
+
+// Snapshot captures the page's history entry and viewport.
+func (s *Session) Snapshot(ctx context.Context) (Snapshot, error) {
+	rctx, unlock, err := s.lock(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	defer unlock()
+	h, err := cdp.Call(rctx, s.tb.t, page.GetNavigationHistory, cdp.Empty{})
+	if err != nil {
+		return Snapshot{}, s.opError(rctx, "snapshot", err)
+	}
+	var snap Snapshot
+	if i := int(h.CurrentIndex); i >= 0 && i < len(h.Entries) && h.Entries[i] != nil {
+		e := h.Entries[i]
+		snap.EntryID, snap.URL, snap.Title = e.ID, e.URL, e.Title
+	}
+	quality := int64(50)
+	shot, err := cdp.Call(rctx, s.tb.t, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatJpeg, Quality: &quality})
+	if err != nil {
+		return Snapshot{}, s.opError(rctx, "snapshot", err)
+	}
+	snap.JPEG = shot.Data
+	return snap, nil
+}

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,8 +47,8 @@ func (s *Server) interactRoutes(r chi.Router) {
 		r.Get(base, s.handle(s.handleInteractList))
 		r.Post(base+"/{id}/execute", s.handle(s.handleInteractExecute))
 		r.Delete(base+"/{id}", s.handle(s.handleInteractDelete))
-		r.Get(base+"/{id}/replay", s.handle(handleInteractReplay))
-		r.Get(base+"/{id}/replay/{pageId}", s.handle(handleInteractReplay))
+		r.Get(base+"/{id}/replay", s.handle(s.handleInteractReplay))
+		r.Get(base+"/{id}/replay/{pageId}", s.handle(s.handleInteractReplayPage))
 	}
 	r.Post("/scrape/{id}/interact", s.handle(s.handleScrapeInteract))
 	r.Delete("/scrape/{id}/interact", s.handle(s.handleScrapeInteractStop))
@@ -72,14 +74,10 @@ var (
 	errInteractSessionNotFound = &Error{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: "Browser session not found."}
 	errInteractNoReplay        = &Error{Status: http.StatusConflict, Code: "INTERACT_REPLAY_UNAVAILABLE",
 		Message: "Conflict: this scrape cannot be replayed in a browser session: what it requested was not kept (it used zeroDataRetention or lockdown, or ran before this server kept replay data). Scrape the page again, then interact with the new scrape."}
-	// Sessions are not recorded: recordSession: true and the replay routes
-	// say so (see the README).
-	errInteractNoRecording = &Error{Status: http.StatusBadRequest, Code: "INTERACT_RECORDING_NOT_SUPPORTED",
-		Message: "Session recording is not available on this server: send recordSession: false (or leave it out); sessions are not recorded and have no replay",
-		Details: []FieldError{{Path: []any{"recordSession"}, Message: "session recording is not available on this server", Code: "not_supported"}}}
-	errInteractNoReplay501 = &Error{Status: http.StatusNotImplemented, Code: "INTERACT_REPLAY_NOT_SUPPORTED",
-		Message: "Not Implemented: sessions are not recorded on this server, so they have no replay"}
-	errInteractPromptNoLLM = &Error{Status: http.StatusBadRequest, Code: "SCRAPE_LLM_NOT_CONFIGURED",
+	errInteractNotRecorded = &Error{Status: http.StatusNotFound, Code: "REPLAY_NOT_FOUND",
+		Message: "This browser session has no replay: it was opened with recordSession: false, or its team keeps no data."}
+	errInteractPageNotFound = &Error{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: "Replay page not found."}
+	errInteractPromptNoLLM  = &Error{Status: http.StatusBadRequest, Code: "SCRAPE_LLM_NOT_CONFIGURED",
 		Message: "prompt-driven interaction needs a language model, and this server has none configured (set OPENAI_BASE_URL and MODEL_NAME); send code instead",
 		Details: []FieldError{{Path: []any{"prompt"}, Message: "no language model is configured", Code: "not_supported"}}}
 )
@@ -137,7 +135,7 @@ func (s *Server) handleInteractCreate(w http.ResponseWriter, r *http.Request) er
 		p.ActivityTTL = time.Duration(n) * time.Second
 	}
 	p.StreamWebView = v.optBool(nil, fields, "streamWebView", true)
-	record := v.optBool(nil, fields, "recordSession", false)
+	p.Record = v.optBool(nil, fields, "recordSession", true)
 	v.optString(nil, fields, "integration")
 	v.optString(nil, fields, "origin")
 	if present(fields, "profile") {
@@ -148,12 +146,11 @@ func (s *Server) handleInteractCreate(w http.ResponseWriter, r *http.Request) er
 	if err := v.err(); err != nil {
 		return err
 	}
-	if record {
-		return errInteractNoRecording
-	}
 	ctx := r.Context()
 	team := teamFrom(ctx)
 	p.TeamID = team.ID
+	// A team with zero data retention forced on keeps no recording.
+	p.Record = p.Record && !team.Limits.ZeroDataRetentionForced
 	if err := s.rateLimited(ctx, team, limits.ClassScrape); err != nil {
 		return err
 	}
@@ -322,10 +319,92 @@ func (s *Server) handleInteractExecute(w http.ResponseWriter, r *http.Request) e
 	return nil
 }
 
-// handleInteractReplay serves GET /v2/interact/{id}/replay[/{pageId}]:
-// 501, sessions are not recorded.
-func handleInteractReplay(w http.ResponseWriter, r *http.Request) error {
-	return errInteractNoReplay501
+// Recordings reads session recordings; *interact.Manager implements it.
+type Recordings interface {
+	Recording(ctx context.Context, teamID, id string) (store.InteractSession, []store.InteractPage, error)
+	RecordedPage(ctx context.Context, teamID, id string, pageNo int) (store.InteractPage, []store.InteractFrame, error)
+}
+
+// recordings checks a replay route's session id and rate limit.
+func (s *Server) recordings(r *http.Request) (Recordings, string, error) {
+	rs, ok := s.interact.(Recordings)
+	if !ok {
+		return nil, "", errInteractNotRecorded
+	}
+	id, err := sessionID(r)
+	if err != nil {
+		return nil, "", err
+	}
+	ctx := r.Context()
+	if err := s.rateLimited(ctx, teamFrom(ctx), limits.ClassStatus); err != nil {
+		return nil, "", err
+	}
+	return rs, id, nil
+}
+
+// replayPage is a recorded page as the replay routes answer it.
+type replayPage struct {
+	PageID    string `json:"pageId"`
+	URL       string `json:"url"`
+	Title     string `json:"title"`
+	StartedAt string `json:"startedAt"`
+	Frames    int    `json:"frames"`
+}
+
+func pageView(p store.InteractPage) replayPage {
+	return replayPage{PageID: strconv.Itoa(p.No), URL: p.URL, Title: p.Title, StartedAt: p.StartedAt.UTC().Format(time.RFC3339Nano), Frames: p.Frames}
+}
+
+// handleInteractReplay serves GET /v2/interact/{id}/replay: the pages a
+// recorded session showed, in order.
+func (s *Server) handleInteractReplay(w http.ResponseWriter, r *http.Request) error {
+	rs, id, err := s.recordings(r)
+	if err != nil {
+		return err
+	}
+	rec, pages, err := rs.Recording(r.Context(), teamFrom(r.Context()).ID, id)
+	switch {
+	case errors.Is(err, interact.ErrNotFound):
+		return errInteractSessionNotFound
+	case errors.Is(err, interact.ErrNotRecorded):
+		return errInteractNotRecorded
+	case err != nil:
+		return err
+	}
+	out := make([]replayPage, len(pages))
+	for i, p := range pages {
+		out[i] = pageView(p)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": rec.ID, "status": rec.Status, "pages": out})
+	return nil
+}
+
+// handleInteractReplayPage serves GET /v2/interact/{id}/replay/{pageId}:
+// a recorded page with its snapshots as JPEG data URLs, oldest first.
+func (s *Server) handleInteractReplayPage(w http.ResponseWriter, r *http.Request) error {
+	rs, id, err := s.recordings(r)
+	if err != nil {
+		return err
+	}
+	no, err := strconv.Atoi(chi.URLParam(r, "pageId"))
+	if err != nil || no < 1 {
+		return errInteractPageNotFound
+	}
+	p, frames, err := rs.RecordedPage(r.Context(), teamFrom(r.Context()).ID, id, no)
+	if errors.Is(err, interact.ErrNotFound) {
+		return errInteractPageNotFound
+	}
+	if err != nil {
+		return err
+	}
+	out := make([]map[string]any, len(frames))
+	for i, f := range frames {
+		out[i] = map[string]any{"at": f.At.UTC().Format(time.RFC3339Nano), "image": "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(f.JPEG)}
+	}
+	pv := pageView(p)
+	pv.Frames = len(frames)
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id, "page": pv, "frames": out})
+	return nil
 }
 
 // handleInteractDelete serves DELETE /v2/interact/{id}.
@@ -419,6 +498,7 @@ func (s *Server) openScrapeSession(ctx context.Context, teamID, scrapeID string)
 		return store.InteractSession{}, err
 	}
 	p := interact.CreateParams{TeamID: teamID, ScrapeID: scrapeID, TTL: scrapeSessionTTL, ActivityTTL: scrapeActivityTTL, StreamWebView: true,
+		Record: !teamFrom(ctx).Limits.ZeroDataRetentionForced,
 		Replay: &interact.Replay{URL: rp.URL, Headers: rp.Headers, WaitFor: time.Duration(rp.WaitForMS) * time.Millisecond,
 			Actions: scrape.BrowserActions(rp.Actions), Mobile: rp.Mobile, Languages: rp.Languages,
 			Timezone: scrape.CountryTimezone(rp.Country), BlockAds: rp.BlockAds}}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -96,28 +97,107 @@ func TestInteractCDPURL(t *testing.T) {
 	}
 }
 
-// TestInteractRecording: sessions are not recorded, and say so:
-// recordSession true is refused naming the field, the replay routes answer
-// 501 with a stable code.
+// TestInteractRecording: a session is recorded by default: the replay
+// lists the pages it showed, each with JPEG snapshots; another team gets
+// 404; a session opened with recordSession false, or by a team with zero
+// data retention forced on, has no replay.
 func TestInteractRecording(t *testing.T) {
 	s := interactServer(t, 2)
-	rec, body := do(t, s, http.MethodPost, "/v2/interact", "fc-a", `{"recordSession":true}`)
-	wantErr(t, "recordSession true", rec, body, 400, "INTERACT_RECORDING_NOT_SUPPORTED", "recordSession: false")
-	if !strings.Contains(fmt.Sprint(body["details"]), "recordSession") {
-		t.Errorf("details do not name recordSession: %v", body["details"])
-	}
-	rec, body = do(t, s, http.MethodPost, "/v2/interact", "fc-a", `{"recordSession":false}`)
+	site := interactSite(t)
+	rec, body := do(t, s, http.MethodPost, "/v2/interact", "fc-a", `{}`)
 	if rec.Code != 200 {
-		t.Fatalf("recordSession false: %d %v", rec.Code, body)
+		t.Fatalf("create: %d %v", rec.Code, body)
 	}
 	id := body["id"].(string)
 	t.Cleanup(func() { do(t, s, http.MethodDelete, "/v2/interact/"+id, "fc-a", "") })
-	for _, path := range []string{"/v2/interact/" + id + "/replay", "/v2/browser/" + id + "/replay/page-1"} {
-		rec, body = do(t, s, http.MethodGet, path, "fc-a", "")
-		wantErr(t, path, rec, body, 501, "INTERACT_REPLAY_NOT_SUPPORTED", "not recorded")
+	code := fmt.Sprintf(`await page.goto(%q); await page.click('#b'); await page.goto(%q); console.log(await page.title())`, site.URL+"/one", site.URL+"/two")
+	rec, body = do(t, s, http.MethodPost, "/v2/interact/"+id+"/execute", "fc-a", fmt.Sprintf(`{"code":%q}`, code))
+	if rec.Code != 200 || body["stdout"] != "Counter\n" {
+		t.Fatalf("execute: %d %v", rec.Code, body)
+	}
+	// Snapshots are taken after activity, by the session's recorder: wait
+	// for the last page's.
+	deadline := time.Now().Add(30 * time.Second)
+	var pages []any
+	for {
+		rec, body = do(t, s, http.MethodGet, "/v2/interact/"+id+"/replay", "fc-a", "")
+		if rec.Code != 200 {
+			t.Fatalf("replay: %d %v", rec.Code, body)
+		}
+		pages, _ = body["pages"].([]any)
+		if n := len(pages); n > 0 && strings.HasSuffix(fmt.Sprint(pages[n-1].(map[string]any)["url"]), "/two") && pages[n-1].(map[string]any)["frames"] != 0.0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot of /two in the replay: %v", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if body["id"] != id || body["status"] != "active" {
+		t.Errorf("replay: %v", body)
+	}
+	// about:blank at open, then the two pages of the code.
+	var urls []string
+	for i, p := range pages {
+		pm := p.(map[string]any)
+		urls = append(urls, fmt.Sprint(pm["url"]))
+		if pm["pageId"] != fmt.Sprint(i+1) || pm["startedAt"] == "" {
+			t.Errorf("page %d: %v", i, pm)
+		}
+	}
+	if len(urls) < 2 || !strings.HasSuffix(urls[len(urls)-1], "/two") || urls[len(urls)-1] == urls[len(urls)-2] {
+		t.Errorf("pages %v, want the pages shown, /two last", urls)
+	}
+	last := pages[len(pages)-1].(map[string]any)
+	rec, body = do(t, s, http.MethodGet, "/v2/browser/"+id+"/replay/"+last["pageId"].(string), "fc-a", "")
+	if rec.Code != 200 {
+		t.Fatalf("replay page: %d %v", rec.Code, body)
+	}
+	frames, _ := body["frames"].([]any)
+	if page, _ := body["page"].(map[string]any); len(frames) == 0 || page["url"] != last["url"] || page["title"] != "Counter" {
+		t.Fatalf("replay page: %v", body)
+	}
+	img, _ := frames[0].(map[string]any)["image"].(string)
+	jpeg, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(img, "data:image/jpeg;base64,"))
+	if err != nil || len(jpeg) < 100 || jpeg[0] != 0xff || jpeg[1] != 0xd8 {
+		t.Errorf("frame is not a JPEG data URL: %.80s (%v)", img, err)
+	}
+
+	for _, tc := range []struct{ path, key, code string }{
+		{"/v2/interact/" + id + "/replay", "fc-b", "NOT_FOUND"},
+		{"/v2/interact/" + id + "/replay/1", "fc-b", "NOT_FOUND"},
+		{"/v2/interact/" + id + "/replay/999", "fc-a", "NOT_FOUND"},
+		{"/v2/interact/" + id + "/replay/first", "fc-a", "NOT_FOUND"},
+		{"/v2/interact/not-a-session/replay", "fc-a", "NOT_FOUND"},
+	} {
+		rec, body = do(t, s, http.MethodGet, tc.path, tc.key, "")
+		wantErr(t, tc.path+" "+tc.key, rec, body, 404, tc.code, "")
 	}
 	rec, body = do(t, s, http.MethodGet, "/v2/interact/"+id+"/replay", "", "")
 	if rec.Code != 401 {
 		t.Errorf("replay without a key: %d %v", rec.Code, body)
+	}
+
+	// Not recorded: recordSession false; a team with zero data retention.
+	for _, key := range []string{"fc-a", "fc-z"} {
+		req := `{"recordSession":false}`
+		if key == "fc-z" {
+			req = `{}`
+		}
+		rec, body = do(t, s, http.MethodPost, "/v2/interact", key, req)
+		if rec.Code != 200 {
+			t.Fatalf("create %s: %d %v", key, rec.Code, body)
+		}
+		other := body["id"].(string)
+		rec, body = do(t, s, http.MethodGet, "/v2/interact/"+other+"/replay", key, "")
+		wantErr(t, "unrecorded session of "+key, rec, body, 404, "REPLAY_NOT_FOUND", "no replay")
+		do(t, s, http.MethodDelete, "/v2/interact/"+other, key, "")
+	}
+
+	// The recording outlives the session.
+	do(t, s, http.MethodDelete, "/v2/interact/"+id, "fc-a", "")
+	rec, body = do(t, s, http.MethodGet, "/v2/interact/"+id+"/replay", "fc-a", "")
+	if p, _ := body["pages"].([]any); rec.Code != 200 || body["status"] != "destroyed" || len(p) != len(pages) {
+		t.Errorf("replay after DELETE: %d %v", rec.Code, body)
 	}
 }

@@ -142,6 +142,8 @@ type live struct {
 	// connections (m.mu).
 	cdpToken string
 	cdpConns int
+	// recorder records the session (recordSession); nil when it is not.
+	recorder *recorder
 }
 
 // New returns a Manager; Run reaps its expired sessions.
@@ -190,8 +192,10 @@ type CreateParams struct {
 	TTL           time.Duration
 	ActivityTTL   time.Duration
 	StreamWebView bool
-	Profile       *Profile
-	Replay        *Replay
+	// Record keeps the session's pages and snapshots (record.go).
+	Record  bool
+	Profile *Profile
+	Replay  *Replay
 }
 
 // Create opens a session and records it. For a scrape, the scrape is
@@ -262,6 +266,9 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (store.InteractSes
 	}
 	if _, err := sess.DevTools(); err == nil {
 		l.cdpToken = newToken()
+	}
+	if p.Record {
+		m.startRecorder(l)
 	}
 	m.mu.Lock()
 	m.live[rec.ID] = l
@@ -399,6 +406,7 @@ func expiry(rec store.InteractSession, now time.Time) string {
 
 // touch records activity on a session.
 func (m *Manager) touch(ctx context.Context, l *live) {
+	l.kickRecorder()
 	now := m.now().UTC()
 	if err := m.cfg.Store.TouchInteractSession(context.WithoutCancel(ctx), l.rec.ID, now, now.Add(l.rec.ActivityTTL)); err != nil && !errors.Is(err, store.ErrNotFound) {
 		m.log.WarnContext(ctx, "record interact activity", "session_id", l.rec.ID, "err", err)

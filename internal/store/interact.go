@@ -75,4 +75,38 @@ type InteractStore interface {
 	// ExpiredInteractSessions returns at most limit active sessions whose
 	// ExpiresAt or IdleAt is not after now, of every team.
 	ExpiredInteractSessions(ctx context.Context, now time.Time, limit int) ([]InteractSession, error)
+
+	// AddInteractPage records a page of a recorded session; ErrConflict
+	// if its number is taken, ErrNotFound for an unknown session.
+	AddInteractPage(ctx context.Context, p InteractPage) error
+	// AddInteractFrame records a snapshot of a recorded page; ErrConflict
+	// if its number is taken, ErrNotFound for an unknown page.
+	AddInteractFrame(ctx context.Context, f InteractFrame) error
+	// InteractPages returns a session's recorded pages in order, with
+	// their frame counts.
+	InteractPages(ctx context.Context, sessionID string) ([]InteractPage, error)
+	// InteractFrames returns the frames of a recorded page in order.
+	InteractFrames(ctx context.Context, sessionID string, pageNo int) ([]InteractFrame, error)
+}
+
+// InteractPage is a page a recorded session showed: a top-level document
+// of its first page, numbered from 1 in the order they were shown. Pages
+// and frames go with their session.
+type InteractPage struct {
+	SessionID string
+	No        int
+	URL       string
+	Title     string
+	StartedAt time.Time
+	// Frames counts the page's frames (read only).
+	Frames int
+}
+
+// InteractFrame is a JPEG snapshot of a recorded page, numbered from 1.
+type InteractFrame struct {
+	SessionID string
+	PageNo    int
+	Seq       int
+	At        time.Time
+	JPEG      []byte
 }

@@ -168,3 +168,83 @@ func (s *Store) ExpiredInteractSessions(ctx context.Context, now time.Time, limi
 	}
 	return out, nil
 }
+
+// AddInteractPage records a page of a recorded session.
+func (s *Store) AddInteractPage(ctx context.Context, p store.InteractPage) error {
+	sid, err := parseID(p.SessionID)
+	if err != nil {
+		return fmt.Errorf("store: add interact page: %w", err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO interact_pages (session_id, page_no, url, title, started_at) VALUES ($1, $2, $3, $4, $5)`,
+		sid, p.No, p.URL, p.Title, p.StartedAt.UTC()); err != nil {
+		return fmt.Errorf("store: add interact page: %w", mapErr(err))
+	}
+	return nil
+}
+
+// AddInteractFrame records a snapshot of a recorded page.
+func (s *Store) AddInteractFrame(ctx context.Context, f store.InteractFrame) error {
+	sid, err := parseID(f.SessionID)
+	if err != nil {
+		return fmt.Errorf("store: add interact frame: %w", err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO interact_frames (session_id, page_no, seq, taken_at, jpeg) VALUES ($1, $2, $3, $4, $5)`,
+		sid, f.PageNo, f.Seq, f.At.UTC(), f.JPEG); err != nil {
+		return fmt.Errorf("store: add interact frame: %w", mapErr(err))
+	}
+	return nil
+}
+
+// InteractPages returns a session's recorded pages in order.
+func (s *Store) InteractPages(ctx context.Context, sessionID string) ([]store.InteractPage, error) {
+	sid, err := parseID(sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("store: interact pages: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT p.page_no, p.url, p.title, p.started_at,
+		(SELECT count(*) FROM interact_frames f WHERE f.session_id = p.session_id AND f.page_no = p.page_no)
+		FROM interact_pages p WHERE p.session_id = $1 ORDER BY p.page_no`, sid)
+	if err != nil {
+		return nil, fmt.Errorf("store: interact pages: %w", err)
+	}
+	defer rows.Close()
+	var out []store.InteractPage
+	for rows.Next() {
+		p := store.InteractPage{SessionID: sessionID}
+		if err := rows.Scan(&p.No, &p.URL, &p.Title, &p.StartedAt, &p.Frames); err != nil {
+			return nil, fmt.Errorf("store: interact pages: %w", err)
+		}
+		p.StartedAt = p.StartedAt.UTC()
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: interact pages: %w", err)
+	}
+	return out, nil
+}
+
+// InteractFrames returns the frames of a recorded page in order.
+func (s *Store) InteractFrames(ctx context.Context, sessionID string, pageNo int) ([]store.InteractFrame, error) {
+	sid, err := parseID(sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("store: interact frames: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, taken_at, jpeg FROM interact_frames WHERE session_id = $1 AND page_no = $2 ORDER BY seq`, sid, pageNo)
+	if err != nil {
+		return nil, fmt.Errorf("store: interact frames: %w", err)
+	}
+	defer rows.Close()
+	var out []store.InteractFrame
+	for rows.Next() {
+		f := store.InteractFrame{SessionID: sessionID, PageNo: pageNo}
+		if err := rows.Scan(&f.Seq, &f.At, &f.JPEG); err != nil {
+			return nil, fmt.Errorf("store: interact frames: %w", err)
+		}
+		f.At = f.At.UTC()
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: interact frames: %w", err)
+	}
+	return out, nil
+}

@@ -33,6 +33,7 @@ func RunInteract(t *testing.T, newStore func(t *testing.T) InteractUnderTest) {
 		{"InteractEndOnce", testInteractEndOnce},
 		{"InteractExpired", testInteractExpired},
 		{"InteractList", testInteractList},
+		{"InteractRecording", testInteractRecording},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -278,5 +279,57 @@ func testInteractList(t *testing.T, s InteractUnderTest) {
 	check("", 2, 3, 2)
 	if n, _ := s.CountActiveInteractSessions(ctx, a.ID); n != 3 {
 		t.Errorf("CountActiveInteractSessions = %d, want 3", n)
+	}
+}
+
+func testInteractRecording(t *testing.T, s InteractUnderTest) {
+	ctx := t.Context()
+	a := mustTeam(t, s, "a")
+	is := newSession(a.ID, interactBase)
+	mustCreateSession(t, s, is)
+	other := newSession(a.ID, interactBase)
+	mustCreateSession(t, s, other)
+	us := func(tm time.Time) time.Time { return tm.UTC().Truncate(time.Microsecond) }
+
+	if pages, err := s.InteractPages(ctx, is.ID); err != nil || len(pages) != 0 {
+		t.Fatalf("InteractPages of an unrecorded session = %v, %v", pages, err)
+	}
+	p1 := store.InteractPage{SessionID: is.ID, No: 1, URL: "https://a.example/", Title: "A", StartedAt: interactBase}
+	p2 := store.InteractPage{SessionID: is.ID, No: 2, URL: "https://a.example/next", StartedAt: interactBase.Add(time.Second)}
+	for _, p := range []store.InteractPage{p2, p1} {
+		if err := s.AddInteractPage(ctx, p); err != nil {
+			t.Fatalf("AddInteractPage %d: %v", p.No, err)
+		}
+	}
+	checkErr(t, "AddInteractPage twice", s.AddInteractPage(ctx, p1), store.ErrConflict)
+	checkErr(t, "AddInteractPage of an unknown session", s.AddInteractPage(ctx, store.InteractPage{SessionID: uuid.NewString(), No: 1, URL: "x", StartedAt: interactBase}), store.ErrNotFound)
+	jpeg := []byte{0xff, 0xd8, 0xff, 0x00, 0x01, 0xd9}
+	for seq := 1; seq <= 2; seq++ {
+		if err := s.AddInteractFrame(ctx, store.InteractFrame{SessionID: is.ID, PageNo: 1, Seq: seq, At: interactBase.Add(time.Duration(seq) * time.Millisecond), JPEG: append(jpeg, byte(seq))}); err != nil {
+			t.Fatalf("AddInteractFrame %d: %v", seq, err)
+		}
+	}
+	checkErr(t, "AddInteractFrame twice", s.AddInteractFrame(ctx, store.InteractFrame{SessionID: is.ID, PageNo: 1, Seq: 1, At: interactBase, JPEG: jpeg}), store.ErrConflict)
+	checkErr(t, "AddInteractFrame of an unknown page", s.AddInteractFrame(ctx, store.InteractFrame{SessionID: is.ID, PageNo: 9, Seq: 1, At: interactBase, JPEG: jpeg}), store.ErrNotFound)
+
+	pages, err := s.InteractPages(ctx, is.ID)
+	if err != nil || len(pages) != 2 {
+		t.Fatalf("InteractPages = %+v, %v", pages, err)
+	}
+	want1, want2 := p1, p2
+	want1.StartedAt, want1.Frames = us(p1.StartedAt), 2
+	want2.StartedAt = us(p2.StartedAt)
+	if pages[0] != want1 || pages[1] != want2 {
+		t.Errorf("InteractPages =\n%+v\nwant\n%+v", pages, []store.InteractPage{want1, want2})
+	}
+	frames, err := s.InteractFrames(ctx, is.ID, 1)
+	if err != nil || len(frames) != 2 || frames[0].Seq != 1 || frames[1].Seq != 2 || string(frames[1].JPEG) != string(append(jpeg, 2)) || !frames[0].At.Equal(us(interactBase.Add(time.Millisecond))) {
+		t.Errorf("InteractFrames = %+v, %v", frames, err)
+	}
+	if frames, err := s.InteractFrames(ctx, is.ID, 2); err != nil || len(frames) != 0 {
+		t.Errorf("InteractFrames of a page without frames = %+v, %v", frames, err)
+	}
+	if pages, err := s.InteractPages(ctx, other.ID); err != nil || len(pages) != 0 {
+		t.Errorf("another session's pages = %+v, %v", pages, err)
 	}
 }

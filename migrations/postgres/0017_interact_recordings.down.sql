@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS interact_frames;
+DROP TABLE IF EXISTS interact_pages;
