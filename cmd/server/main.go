@@ -373,7 +373,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if m, ok := st.(store.CrawlMemoryStore); ok {
 		rc.Memory = m // crawls with changeTracking revisit earlier crawls' pages
 	}
-	ac := agent.Config{Scraper: engine, Mapper: mapper, Ledger: ledger}
+	ac := agent.Config{Scraper: engine, Mapper: mapper, Ledger: ledger, Threat: threats}
 	if model != nil {
 		ac.Model = model
 	}

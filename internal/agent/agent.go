@@ -26,6 +26,7 @@ import (
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/threat"
 	"github.com/firegate/firegate/internal/webhook"
 )
 
@@ -87,7 +88,13 @@ type Config struct {
 	CancelPoll time.Duration
 	// ToolTimeout bounds one tool call; default 90s.
 	ToolTimeout time.Duration
-	Log         *slog.Logger
+	// Threat is the operator's threat blocklist; with a run's
+	// threatProtection it is asked about every URL the tools visit: the
+	// URLs given to scrape and map, each fetch and redirect hop of a map
+	// (blocked links dropped) and the search results (blocked ones
+	// dropped). Nil: only the run's own lists.
+	Threat *threat.Checker
+	Log    *slog.Logger
 }
 
 // Runner starts, runs and cancels agent runs on the queue.

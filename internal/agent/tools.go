@@ -155,7 +155,16 @@ func (s *step) allowed(raw string) (string, error) {
 	if s.opts.StrictConstrainToURLs && !within(u, s.opts.URLs) {
 		return "", fmt.Errorf("%s is outside the URLs this task is constrained to", raw)
 	}
+	if err := s.threatHop(u); err != nil {
+		return "", fmt.Errorf("%s is blocked by threat protection: %w", raw, err)
+	}
 	return u.String(), nil
+}
+
+// threatHop is the run's threat check of one URL: the operator's
+// blocklist and the run's threatProtection.
+func (s *step) threatHop(u *url.URL) error {
+	return s.r.cfg.Threat.Check(u.Hostname(), s.opts.ThreatProtection)
 }
 
 // within reports whether u is on the host of one of the seeds and under
@@ -237,7 +246,7 @@ func (s *step) mapSite(ctx context.Context, args map[string]json.RawMessage) too
 		return failedTool(err.Error())
 	}
 	o := crawl.MapOptions{URL: u, Search: argString(args, "search"), Limit: argInt(args, "limit", defaultMapLinks, 1, maxMapLinks),
-		Timeout: s.r.cfg.ToolTimeout}
+		Timeout: s.r.cfg.ToolTimeout, CheckHop: s.threatHop}
 	if s.opts.StrictConstrainToURLs {
 		o.Accept = func(l *url.URL) bool { return within(l, s.opts.URLs) }
 	}
@@ -248,7 +257,9 @@ func (s *step) mapSite(ctx context.Context, args map[string]json.RawMessage) too
 	}
 	links := make([]string, 0, len(res.Links))
 	for _, l := range res.Links {
-		links = append(links, l.URL)
+		if _, err := s.allowed(l.URL); err == nil {
+			links = append(links, l.URL)
+		}
 	}
 	b, _ := json.Marshal(links)
 	return toolOut{content: string(b), summary: map[string]any{"links": len(links)}}

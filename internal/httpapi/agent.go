@@ -234,6 +234,9 @@ func (s *Server) handleAgentStart(w http.ResponseWriter, r *http.Request) error 
 	if team.Limits.ZeroDataRetentionForced {
 		return errZDRNotSupported
 	}
+	if err := s.checkTargets(req.Options.ThreatProtection, req.Options.URLs...); err != nil {
+		return err
+	}
 	if err := s.rateLimited(ctx, team, limits.ClassAgent); err != nil {
 		return err
 	}

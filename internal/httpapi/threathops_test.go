@@ -207,3 +207,18 @@ func TestThreatExtract(t *testing.T) {
 		t.Errorf("the blacklisted host was asked for %v", blockedHits)
 	}
 }
+
+// TestThreatAgentURLs: POST /v2/agent checks its urls against its
+// threatProtection before the run starts.
+func TestThreatAgentURLs(t *testing.T) {
+	t.Parallel()
+	a := newAgentAPI(t, "sqlite", agentModel(new(string)))
+	code, m := a.call(t, http.MethodPost, "/v2/agent", keyA,
+		`{"prompt":"Find the name","urls":["https://shop.example/","https://cdn.evil.example/x"],"threatProtection":{"blacklist":["*.evil.example"]}}`)
+	wantBlocked(t, "agent urls", code, m, "cdn.evil.example")
+	code, m = a.call(t, http.MethodPost, "/v2/agent", keyA,
+		`{"prompt":"Find the name","urls":["https://shop.example/"],"threatProtection":{"blacklist":["*.evil.example"]}}`)
+	if code != 200 {
+		t.Errorf("allowed agent: %d %v", code, m)
+	}
+}
