@@ -75,14 +75,17 @@ type Dialer func(ctx context.Context) (net.Conn, error)
 
 // Limits bound one run. Zero fields take the defaults.
 type Limits struct {
-	// Memory is the writable private memory of each process (RLIMIT_DATA),
-	// default 512 MiB; node's heap is limited to half of it.
+	// Memory is the writable private memory of each process (RLIMIT_DATA:
+	// address space is no bound for node, which reserves 11 GB of it),
+	// default 512 MiB; node's heap is limited to half of it. The run's
+	// processes together may hold up to Procs times it.
 	Memory int64
 	// CPU is the CPU time of each process (RLIMIT_CPU), default the run's
 	// timeout (rounded up to a second).
 	CPU time.Duration
 	// Procs is the processes and threads the run may have at once
-	// (RLIMIT_NPROC in its user namespace), default 256.
+	// (RLIMIT_NPROC in its user namespace), default 64 (node with
+	// playwright-core connected has 11 threads, the init a few).
 	Procs int
 	// Output is what is kept of each of stdout and stderr, default 1 MiB.
 	Output int
@@ -94,7 +97,7 @@ type Limits struct {
 // Defaults of Limits.
 const (
 	DefaultMemory = 512 << 20
-	DefaultProcs  = 256
+	DefaultProcs  = 64
 	DefaultOutput = 1 << 20
 	DefaultDisk   = 64 << 20
 	// exitKilled is the exit code of a killed run (as a shell reports
