@@ -38,6 +38,14 @@ func TestHiddenContent(t *testing.T) {
 			keep: []string{"Most repairs take one day"},
 		},
 		{
+			name: "a read-more expander is content, a collapsing menu is not",
+			body: `<main><h1>Cast iron pan</h1><p>` + prose("Pre-seasoned and oven safe") + `</p>
+<div class="a-expander-content" style="display:none"><p>` + prose("Made in one piece from recycled iron") + `</p></div></main>
+<div class="navbar-collapse collapse"><ul><li><a href="/a">Shop all pans and pots</a></li><li><a href="/b">Our story</a></li></ul></div>`,
+			keep: []string{"recycled iron"},
+			drop: []string{"Shop all pans"},
+		},
+		{
 			name: "search results are content, the search box is not",
 			body: `<div class="site-search"><p>` + prose("Trending searches will appear here") + `</p></div>
 <main><h1>Kayaks</h1><div id="search-page-wrapper"><ul>` + strings.Repeat(`<li><a href="/p/1">Sea kayak 13 ft</a><p>`+prose("Stable touring hull")+`</p></li>`, 3) + `</ul></div></main>`,

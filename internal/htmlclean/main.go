@@ -569,9 +569,11 @@ func isChrome(n *html.Node) bool {
 	return false
 }
 
-// isTabPanel reports a panel of a tab set: by ARIA role, or by a class or
-// id word "tabpanel", or "tab"/"tabs" followed by "pane", "panel" or
-// "content".
+// isTabPanel reports a panel of a tab set or a collapsed section (an
+// accordion's, a "read more" expander's): by ARIA role, or by a class or id
+// word "tabpanel", "accordion", "collapse", "expander"..., or "tab"/"tabs"
+// followed by "pane", "panel" or "content"; not in a token that names
+// navigation.
 func isTabPanel(n *html.Node) bool {
 	if attrIs(n, "role", "tabpanel") {
 		return true
@@ -581,16 +583,26 @@ func isTabPanel(n *html.Node) bool {
 			continue
 		}
 		for _, tok := range strings.Fields(a.Val) {
-			prevTab := false
+			prevTab, panel := false, false
 			for _, w := range splitWords(tok) {
 				switch {
-				case w == "tabpanel" || w == "tabpane" || w == "accordion":
-					return true
+				case strings.HasPrefix(w, "nav") || w == "menu" || w == "submenu":
+					// A collapsing menu ("navbar-collapse") is
+					// navigation.
+					panel = false
+					goto nextToken
+				case w == "tabpanel" || w == "tabpane" || w == "accordion" || w == "accordian" ||
+					w == "collapse" || w == "collapsible" || w == "expander" || w == "expandable":
+					panel = true
 				case prevTab && (w == "pane" || w == "panel" || w == "content" || w == "panels"):
-					return true
+					panel = true
 				}
 				prevTab = w == "tab" || w == "tabs"
 			}
+			if panel {
+				return true
+			}
+		nextToken:
 		}
 	}
 	return false
