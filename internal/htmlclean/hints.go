@@ -44,6 +44,16 @@ func isPostWord(w string) bool {
 	return false
 }
 
+// isPosterWord reports the words that, on a forum, mark the poster's
+// details beside a post.
+func isPosterWord(w string) bool {
+	switch w {
+	case "author", "authorpane", "userinfo", "poster", "postprofile", "memberinfo", "userdetails", "usercard":
+		return true
+	}
+	return false
+}
+
 // isWeakNegativeWord reports class/id words that often mark boilerplate but
 // also wrap content in page builders (every block of some is a "widget"):
 // they lower a container's score without removing it.
@@ -144,6 +154,10 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 			case pk == kindForum && isPostWord(string(w)):
 				// On a forum the comments are the posts.
 				pos = true
+			case pk == kindForum && isPosterWord(string(w)):
+				// On a forum, the poster's card (rank, post count,
+				// join date) beside every post.
+				neg = true
 			case isNegativeWord(string(w)):
 				neg = true
 			case isWeakNegativeWord(string(w)):

@@ -172,6 +172,8 @@ var ctaPhrases = map[string]bool{
 	"add to wishlist": true, "add to wish list": true, "add to favorites": true, "add to favourites": true,
 	"quick view": true, "quick shop": true, "choose options": true, "select options": true,
 	"notify me": true, "write a review": true, "compare": true, "add to compare": true,
+	"reply": true, "reply with quote": true, "quote": true, "multi-quote": true, "multiquote": true,
+	"report": true, "report post": true, "permalink": true, "ask question": true, "ask a question": true,
 }
 
 // isCTALink reports a link whose whole text is a call to action.

@@ -75,7 +75,8 @@ func TestProductPageDropsReviews(t *testing.T) {
 func TestForumKeepsCommentPosts(t *testing.T) {
 	t.Parallel()
 	post := func(who, text string) string {
-		return `<article class="comment post-comment"><p class="author">` + who + `</p><p>` + strings.Repeat(text+" ", 5) + `</p></article>`
+		return `<article class="comment post-comment"><div class="author-pane"><p>` + who + `</p><p>Senior member, 563 posts, joined 2019</p></div><p>` +
+			strings.Repeat(text+" ", 5) + `</p><a href="#reply">Reply with quote</a></article>`
 	}
 	body := `<main><h1>Which first telescope?</h1><article class="topic"><p>` + strings.Repeat("I am new to astronomy and want a first telescope for planets, around 400 dollars. ", 3) + `</p></article>
 <section class="comments">` + post("ann", "A reflector gives the most aperture for the money, get a dobsonian.") +
@@ -88,6 +89,11 @@ func TestForumKeepsCommentPosts(t *testing.T) {
 	for _, want := range []string{"first telescope for planets", "get a dobsonian", "need no collimation"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("forum thread lost %q: %s", want, got)
+		}
+	}
+	for _, gone := range []string{"563 posts", "Reply with quote"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("forum thread keeps the poster card or a control, %q: %s", gone, got)
 		}
 	}
 	article, err := cleanString(t, `<html><head></head><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
