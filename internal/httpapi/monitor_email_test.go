@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
@@ -355,5 +356,49 @@ func TestMonitorEmailRecipients(t *testing.T) {
 		if code != 400 || len(details) == 0 || fmt.Sprint(details[0].(map[string]any)["path"]) != tc.path {
 			t.Errorf("recipients %s: %d %v", tc.recipients, code, resp)
 		}
+	}
+}
+
+// TestMonitorEmailConfirmationFlood: an address listed in many monitors
+// is asked to confirm at most 5 times a day.
+func TestMonitorEmailConfirmationFlood(t *testing.T) {
+	t.Parallel()
+	a := newMailAPI(t, "sqlite")
+	create := func(addr string) {
+		t.Helper()
+		body := `{"name":"flood","schedule":{"text":"daily"},"targets":[{"type":"scrape","urls":["https://example.com/"]}],
+			"notification":{"email":{"enabled":true,"recipients":["` + addr + `"]}}}`
+		if code, resp := a.call(t, "POST", "/v2/monitor", keyA, body); code != 200 {
+			t.Fatalf("create: %d %v", code, resp)
+		}
+	}
+	for range 7 {
+		create("flood@example.com")
+	}
+	// Wait until the queue has run every email job.
+	db := a.st.(interface{ WriteDB() *sql.DB }).WriteDB()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var left int
+		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'monitor_email'
+			AND state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d email jobs still queued after 30s", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	n := 0
+	for _, m := range a.smtp.Messages() {
+		if to("flood@example.com")(m) {
+			n++
+		}
+	}
+	if n != 5 {
+		t.Errorf("flood@example.com got %d confirmations, want 5", n)
 	}
 }

@@ -55,9 +55,14 @@ const (
 	reaskAfter = 24 * time.Hour
 	// summaryPages bounds the pages a summary lists; summaryDiff the bytes
 	// of one page's diff in it; summaryBytes the whole text.
-	summaryPages = 50
-	summaryDiff  = 2000
-	summaryBytes = 64 << 10
+	// maxConfirmations bounds the confirmations asked of one address,
+	// across all monitors and teams, in confirmWindow: listing an address
+	// in many monitors does not flood it.
+	maxConfirmations = 5
+	confirmWindow    = 24 * time.Hour
+	summaryPages     = 50
+	summaryDiff      = 2000
+	summaryBytes     = 64 << 10
 )
 
 func (e *Email) minInterval() time.Duration {
@@ -335,6 +340,15 @@ func (r *Runner) confirmMessage(ctx context.Context, a emailArgs) (mail.Message,
 	}
 	if err != nil {
 		return mail.Message{}, false, err
+	}
+	n, err := r.cfg.Store.EarlierConfirmations(ctx, a.Monitor, a.To, r.now().Add(-confirmWindow))
+	if err != nil {
+		return mail.Message{}, false, err
+	}
+	if n >= maxConfirmations {
+		e.log().WarnContext(ctx, "monitor: confirmation not sent: the address was asked too often today",
+			"monitor_id", a.Monitor, "asked", n)
+		return mail.Message{}, false, nil
 	}
 	m, err := r.cfg.Store.Monitor(ctx, a.Team, a.Monitor)
 	if errors.Is(err, store.ErrNotFound) {

@@ -199,6 +199,10 @@ type MonitorStore interface {
 	// pending listed recipients whose confirmation was never asked or
 	// last asked before askBefore, marked asked at now.
 	SyncRecipients(ctx context.Context, monitorID string, emails []string, now, askBefore time.Time) ([]string, error)
+	// EarlierConfirmations counts the recipients with this address, across
+	// all monitors, whose confirmation was last asked at or after since and
+	// before that of the monitor's recipient (0 when it has none).
+	EarlierConfirmations(ctx context.Context, monitorID, email string, since time.Time) (int, error)
 	// RecipientStatus returns the status of a monitor's recipient, or
 	// ErrNotFound.
 	RecipientStatus(ctx context.Context, monitorID, email string) (string, error)

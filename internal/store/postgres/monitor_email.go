@@ -84,6 +84,24 @@ func (s *Store) SyncRecipients(ctx context.Context, monitorID string, emails []s
 	return ask, nil
 }
 
+// EarlierConfirmations counts the confirmations asked of an address
+// before the monitor's.
+func (s *Store) EarlierConfirmations(ctx context.Context, monitorID, email string, since time.Time) (int, error) {
+	mid, err := parseID(monitorID)
+	if err != nil {
+		return 0, nil
+	}
+	var n int
+	err = s.pool.QueryRow(ctx,
+		`SELECT count(*) FROM monitor_email_recipients WHERE email = $1 AND confirm_sent_at >= $2 AND confirm_sent_at <
+			(SELECT confirm_sent_at FROM monitor_email_recipients WHERE monitor_id = $3 AND email = $1)`,
+		email, since.UTC(), mid).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: earlier confirmations: %w", err)
+	}
+	return n, nil
+}
+
 // RecipientStatus returns a recipient's status.
 func (s *Store) RecipientStatus(ctx context.Context, monitorID, email string) (string, error) {
 	mid, err := parseID(monitorID)

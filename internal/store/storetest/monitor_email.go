@@ -121,6 +121,23 @@ func testEmailRecipients(t *testing.T, s MonitorsUnderTest) {
 	if st, err := s.RecipientStatus(ctx, m.ID, "a@example.com"); err != nil || st != store.RecipientPending {
 		t.Errorf("status = %q, %v", st, err)
 	}
+	// Confirmations asked of an address, across monitors.
+	other := mustMonitor(t, s, team.ID, monitorAt, nil)
+	if _, err := s.SyncRecipients(ctx, other.ID, []string{"a@example.com"}, t0.Add(time.Second), t0); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.EarlierConfirmations(ctx, other.ID, "a@example.com", t0); err != nil || n != 1 {
+		t.Errorf("EarlierConfirmations of the second ask = %d, %v; want 1", n, err)
+	}
+	if n, err := s.EarlierConfirmations(ctx, m.ID, "a@example.com", t0); err != nil || n != 0 {
+		t.Errorf("EarlierConfirmations of the first ask = %d, %v; want 0", n, err)
+	}
+	if n, err := s.EarlierConfirmations(ctx, other.ID, "a@example.com", t0.Add(time.Millisecond)); err != nil || n != 0 {
+		t.Errorf("EarlierConfirmations since after the first ask = %d, %v; want 0", n, err)
+	}
+	if n, err := s.EarlierConfirmations(ctx, other.ID, "nobody@example.com", t0); err != nil || n != 0 {
+		t.Errorf("EarlierConfirmations of an unknown address = %d, %v", n, err)
+	}
 	// Listed again soon: nobody asked twice.
 	if ask, err := s.SyncRecipients(ctx, m.ID, []string{"a@example.com", "b@example.com"}, t0.Add(time.Minute), t0.Add(-time.Hour)); err != nil || len(ask) != 0 {
 		t.Errorf("second sync asks %v, %v", ask, err)
