@@ -440,7 +440,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if browserPool != nil && !workerOnly {
 		if ist, ok := st.(store.InteractStore); ok {
 			m := interact.New(interact.Config{Store: ist, Browser: browserPool, Ledger: ledger, Profiles: profileStore{st}, Locker: locker,
-				MaxPerTeam: cfg.InteractPerTeam, MaxSessions: cfg.InteractMax, JSMemory: int64(cfg.InteractJSMemMB) << 20, Model: interactModel, Runner: runner, Log: log})
+				MaxPerTeam: cfg.InteractPerTeam, MaxSessions: cfg.InteractMax, RecordingTTL: cfg.JobTTL, JSMemory: int64(cfg.InteractJSMemMB) << 20, Model: interactModel, Runner: runner, Log: log})
 			reapCtx, stopReap := context.WithCancel(ctx)
 			reapDone := make(chan struct{})
 			go func() { m.Run(reapCtx); close(reapDone) }()

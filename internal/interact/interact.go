@@ -98,6 +98,9 @@ type Config struct {
 	JSMemory int64
 	// ReapInterval is how often expired sessions are ended; 0 = 1s.
 	ReapInterval time.Duration
+	// RecordingTTL is how long the recording of an ended session is kept
+	// (JOB_TTL); 0 = DefaultRecordingTTL.
+	RecordingTTL time.Duration
 	Now          func() time.Time
 	Log          *slog.Logger
 }
@@ -126,6 +129,8 @@ type Manager struct {
 	opening int              // sessions being opened, in all
 	// runners bounds the code runner processes alive at once.
 	runners chan struct{}
+	// purged is when Reap last purged old recordings (m.mu).
+	purged time.Time
 }
 
 // live is a session whose browser this process holds.
@@ -159,6 +164,9 @@ func New(cfg Config) *Manager {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.RecordingTTL <= 0 {
+		cfg.RecordingTTL = DefaultRecordingTTL
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -548,6 +556,7 @@ func (m *Manager) Reap(ctx context.Context) {
 			break
 		}
 	}
+	m.purgeRecordings(ctx, now)
 	m.mu.Lock()
 	held := make([]*live, 0, len(m.live))
 	for _, l := range m.live {

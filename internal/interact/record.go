@@ -19,11 +19,45 @@ import (
 // page looks different from the last snapshot. A session keeps at most
 // maxRecordPages pages and maxRecordBytes of snapshots; past that it
 // records no more. Teams with zero data retention forced on are never
-// recorded. Pages the session's DevTools clients open themselves are not
+// recorded. The recording of an ended session is purged RecordingTTL
+// after its end. Pages the session's DevTools clients open themselves are not
 // recorded.
 
 // ErrNotRecorded: the session has no recording.
 var ErrNotRecorded = errors.New("interact: the session was not recorded")
+
+// DefaultRecordingTTL is how long the recording of an ended session is
+// kept by default.
+const DefaultRecordingTTL = 24 * time.Hour
+
+// purgeEvery is how often Reap purges old recordings.
+const purgeEvery = time.Minute
+
+// purgeRecordings deletes the recordings of sessions ended more than
+// RecordingTTL ago, at most every purgeEvery.
+func (m *Manager) purgeRecordings(ctx context.Context, now time.Time) {
+	m.mu.Lock()
+	due := now.Sub(m.purged) >= purgeEvery
+	if due {
+		m.purged = now
+	}
+	m.mu.Unlock()
+	if !due {
+		return
+	}
+	for range 100 { // at most 10,000 sessions a pass
+		n, err := m.cfg.Store.PurgeInteractRecordings(ctx, now.Add(-m.cfg.RecordingTTL), 100)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.log.WarnContext(ctx, "purge interact recordings", "err", err)
+			}
+			return
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
 
 // Recording bounds.
 const (

@@ -87,6 +87,10 @@ type InteractStore interface {
 	InteractPages(ctx context.Context, sessionID string) ([]InteractPage, error)
 	// InteractFrames returns the frames of a recorded page in order.
 	InteractFrames(ctx context.Context, sessionID string, pageNo int) ([]InteractFrame, error)
+	// PurgeInteractRecordings deletes the recordings (pages and frames)
+	// of at most limit sessions destroyed before before, of every team,
+	// and reports how many pages it deleted (0: none was left).
+	PurgeInteractRecordings(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // InteractPage is a page a recorded session showed: a top-level document

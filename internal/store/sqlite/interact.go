@@ -281,3 +281,19 @@ func (s *Store) InteractFrames(ctx context.Context, sessionID string, pageNo int
 	}
 	return out, nil
 }
+
+// PurgeInteractRecordings deletes the recordings of at most limit
+// sessions destroyed before before.
+func (s *Store) PurgeInteractRecordings(ctx context.Context, before time.Time, limit int) (int, error) {
+	res, err := s.write.ExecContext(ctx, `DELETE FROM interact_pages WHERE session_id IN (
+		SELECT s.id FROM interact_sessions s WHERE s.status = 'destroyed' AND s.destroyed_at < ?
+		AND EXISTS (SELECT 1 FROM interact_pages p WHERE p.session_id = s.id) LIMIT ?)`, formatTime(before), limit)
+	if err != nil {
+		return 0, fmt.Errorf("store: purge interact recordings: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: purge interact recordings: %w", err)
+	}
+	return int(n), nil
+}

@@ -332,4 +332,32 @@ func testInteractRecording(t *testing.T, s InteractUnderTest) {
 	if pages, err := s.InteractPages(ctx, other.ID); err != nil || len(pages) != 0 {
 		t.Errorf("another session's pages = %+v, %v", pages, err)
 	}
+
+	// Purged once the session has been destroyed long enough; an active
+	// session's recording stays.
+	if err := s.AddInteractPage(ctx, store.InteractPage{SessionID: other.ID, No: 1, URL: "https://b.example/", StartedAt: interactBase}); err != nil {
+		t.Fatal(err)
+	}
+	ended := interactBase.Add(time.Minute)
+	if ok, err := s.EndInteractSession(ctx, is.ID, store.InteractEnd{At: ended, Reason: "deleted"}); !ok || err != nil {
+		t.Fatalf("EndInteractSession = %v, %v", ok, err)
+	}
+	if n, err := s.PurgeInteractRecordings(ctx, ended, 10); err != nil || n != 0 {
+		t.Errorf("PurgeInteractRecordings at the end = %d, %v; want 0", n, err)
+	}
+	if n, err := s.PurgeInteractRecordings(ctx, ended.Add(time.Second), 10); err != nil || n != 2 {
+		t.Errorf("PurgeInteractRecordings after the end = %d, %v; want 2 pages", n, err)
+	}
+	if pages, err := s.InteractPages(ctx, is.ID); err != nil || len(pages) != 0 {
+		t.Errorf("pages after the purge = %+v, %v", pages, err)
+	}
+	if frames, err := s.InteractFrames(ctx, is.ID, 1); err != nil || len(frames) != 0 {
+		t.Errorf("frames after the purge = %+v, %v", frames, err)
+	}
+	if pages, err := s.InteractPages(ctx, other.ID); err != nil || len(pages) != 1 {
+		t.Errorf("the active session's pages after the purge = %+v, %v", pages, err)
+	}
+	if n, err := s.PurgeInteractRecordings(ctx, ended.Add(time.Hour), 10); err != nil || n != 0 {
+		t.Errorf("PurgeInteractRecordings again = %d, %v; want 0", n, err)
+	}
 }
