@@ -62,7 +62,7 @@ type frame struct {
 const (
 	// cardGridShare: a grid of cards whose text, times this, is at least
 	// the anchor's is kept with it.
-	cardGridShare = 1
+	cardGridShare = 2
 	imageWeight   = 20
 	minParagraph  = 25
 	// proseLinkDensity: a content container (article, main, the anchor)
