@@ -285,8 +285,8 @@ var notImplemented = []string{
 }
 
 // isInteractRoute reports the notImplemented routes that interactRoutes
-// serves (the session replay routes under /interact/* and /browser/* stay
-// 501).
+// replaces (under /interact/* and /browser/*, its own routes win over the
+// 501 catch-all; other paths there still answer 501).
 func isInteractRoute(p string) bool {
 	switch p {
 	case "/scrape/{id}/interact", "/interact", "/browser":

@@ -152,6 +152,7 @@ func (m *Manager) serveCDP(w http.ResponseWriter, r *http.Request, l *live) erro
 		mu.Unlock()
 		if due {
 			m.touch(ctx, l)
+			l.kickRecorder()
 		}
 	}
 	m.log.InfoContext(ctx, "devtools client connected", "session_id", l.rec.ID, "team_id", l.rec.TeamID)

@@ -414,7 +414,6 @@ func expiry(rec store.InteractSession, now time.Time) string {
 
 // touch records activity on a session.
 func (m *Manager) touch(ctx context.Context, l *live) {
-	l.kickRecorder()
 	now := m.now().UTC()
 	if err := m.cfg.Store.TouchInteractSession(context.WithoutCancel(ctx), l.rec.ID, now, now.Add(l.rec.ActivityTTL)); err != nil && !errors.Is(err, store.ErrNotFound) {
 		m.log.WarnContext(ctx, "record interact activity", "session_id", l.rec.ID, "err", err)

@@ -74,6 +74,7 @@ func (m *Manager) Execute(ctx context.Context, rec store.InteractSession, p Exec
 	}
 	m.touch(ctx, l)
 	defer m.touch(ctx, l)
+	defer l.kickRecorder() // a snapshot of what the code left
 	select {
 	case m.runners <- struct{}{}:
 	case <-ctx.Done():

@@ -56,7 +56,7 @@ func (m *Manager) Live(id, token string) (LiveView, error) {
 	if l == nil || l.viewToken == "" || token == "" {
 		return LiveView{}, ErrNotFound
 	}
-	v := LiveView{Session: l.sess, touch: func(ctx context.Context) { m.touch(ctx, l) }}
+	v := LiveView{Session: l.sess, touch: func(ctx context.Context) { m.touch(ctx, l); l.kickRecorder() }}
 	switch {
 	case subtle.ConstantTimeCompare([]byte(token), []byte(l.inputToken)) == 1:
 		v.Interactive = true

@@ -113,6 +113,7 @@ func (m *Manager) Prompt(ctx context.Context, rec store.InteractSession, p Promp
 	l.prompt = true // billed at the prompt rate
 	m.touch(ctx, l)
 	defer m.touch(ctx, l)
+	defer l.kickRecorder() // a snapshot of what the prompt left
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
 	return drive(ctx, m.cfg.Model, l.sess, p.Prompt), nil

@@ -16,7 +16,9 @@ import (
 // history.pushState) with their URL, title and time, and JPEG snapshots
 // of the viewport: one after each activity on the session (code, prompt,
 // live-view input, DevTools commands at most every cdpTouchEvery) when the
-// page looks different from the last snapshot. A session keeps at most
+// page looks different from the last snapshot. A snapshot takes the
+// session for about 70 ms (BENCHMARKS.md); it runs after the activity, on
+// a goroutine of its own, and snapshots asked for meanwhile are one. A session keeps at most
 // maxRecordPages pages and maxRecordBytes of snapshots; past that it
 // records no more. Teams with zero data retention forced on are never
 // recorded. The recording of an ended session is purged RecordingTTL

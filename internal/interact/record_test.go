@@ -48,18 +48,18 @@ func TestRecording(t *testing.T) {
 	if _, err := l.sess.Goto(ctx, srv.URL+"/"); err != nil {
 		t.Fatal(err)
 	}
-	m.touch(ctx, l)
+	l.kickRecorder()
 	waitPages("the second page", func(urls []string, frames []int) bool {
 		return len(urls) == 2 && urls[1] == srv.URL+"/" && frames[1] == 1
 	})
 	// Nothing changed: no new frame, even after a few snapshots.
 	for range 3 {
-		m.touch(ctx, l)
+		l.kickRecorder()
 	}
 	if _, err := l.sess.Evaluate(ctx, "document.getElementById('out').textContent = 'changed'"); err != nil {
 		t.Fatal(err)
 	}
-	m.touch(ctx, l)
+	l.kickRecorder()
 	waitPages("a frame of the change", func(urls []string, frames []int) bool { return len(urls) == 2 && frames[1] == 2 })
 	// Any later snapshot shows the same page: still two frames.
 	page, frames, err := m.RecordedPage(ctx, team, rec.ID, 2)
