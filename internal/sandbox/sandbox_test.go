@@ -30,7 +30,11 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	RunInitIfRequested() // the sandbox's init is this binary
-	os.Exit(m.Run())
+	code := m.Run()
+	if shared != nil {
+		_ = shared.Close()
+	}
+	os.Exit(code)
 }
 
 var (
