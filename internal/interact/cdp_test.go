@@ -2,8 +2,11 @@ package interact
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -350,6 +353,7 @@ func TestCDPConfinesToSession(t *testing.T) {
 		{sid, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 100000, "height": 100000, "deviceScaleFactor": 1, "mobile": false}},
 		{sid, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 4000, "height": 4000, "deviceScaleFactor": "x", "mobile": false}},
 		{sid, "Page.captureScreenshot", map[string]any{"clip": map[string]any{"x": 0, "y": 0, "width": 8000, "height": 8000, "scale": 2}}},
+		{sid, "Page.captureScreenshot", map[string]any{"clip": "big"}},
 		{sid, "Tracing.start", map[string]any{}},
 		{sid, "Browser.getVersion", nil},
 		{sid, "SystemInfo.getInfo", nil},
@@ -392,6 +396,30 @@ func TestCDPConfinesToSession(t *testing.T) {
 	c.ok(ctx, viaB.SessionID, "Runtime.evaluate", map[string]any{"expression": "document.title", "returnByValue": true}, &ev)
 	if ev.Result.Value != "Shop" {
 		t.Errorf("title through the browser session's attach = %q", ev.Result.Value)
+	}
+
+	// A duplicate key means to Chrome what it meant to the check: the
+	// last value (a 100000-pixel-wide clip then 1 pixel is 1 pixel).
+	c.next++
+	dup := c.next
+	raw := fmt.Sprintf(`{"id":%d,"sessionId":%q,"method":"Page.captureScreenshot","params":{"format":"png","clip":{"x":0,"y":0,"width":100000,"width":1,"height":1,"scale":1}}}`, dup, sid)
+	if err := c.c.Write(ctx, websocket.MessageText, []byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+	var shot cdpMessage
+	c.wait(ctx, "the screenshot", func() bool { var ok bool; shot, ok = c.resp[dup]; return ok })
+	var img struct {
+		Data string `json:"data"`
+	}
+	if shot.Error == nil {
+		_ = json.Unmarshal(shot.Result, &img)
+	}
+	png, _ := base64.StdEncoding.DecodeString(img.Data)
+	if len(png) < 24 || string(png[12:16]) != "IHDR" {
+		t.Fatalf("1-pixel clip with a duplicate width: %+v, %d bytes", shot.Error, len(png))
+	}
+	if w := binary.BigEndian.Uint32(png[16:20]); w != 1 {
+		t.Errorf("the screenshot is %d pixels wide, want 1 (the width checked)", w)
 	}
 
 	// A session of the browser's that this connection did not attach.

@@ -400,7 +400,10 @@ func (ps cdpParams) encode() json.RawMessage {
 	return b
 }
 
-// fromClient handles a message of the client.
+// fromClient handles a message of the client. What goes to Chrome is
+// rebuilt from what was checked (method, session, parameters re-encoded),
+// never the client's bytes, so that a duplicate or oddly cased key cannot
+// mean one thing here and another to Chrome.
 func (p *cdpProxy) fromClient(ctx context.Context, data []byte) error {
 	var m cdpMessage
 	if err := json.Unmarshal(data, &m); err != nil || m.ID == nil {
@@ -415,7 +418,7 @@ func (p *cdpProxy) fromClient(ctx context.Context, data []byte) error {
 	}
 	ps, err := parseParams(m.Params)
 	if err != nil {
-		return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "Invalid parameters: params must be an object"})
+		return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "firegate: invalid parameters: params must be an object"})
 	}
 	// Any command naming a browser context must name the session's.
 	if bc, ok := ps["browserContextId"]; ok && string(bc) != "null" && ps.str("browserContextId") != p.dt.ContextID {
@@ -465,14 +468,21 @@ func (p *cdpProxy) sessionCommand(ctx context.Context, m cdpMessage, ps cdpParam
 			return p.refuse(ctx, m, fmt.Sprintf("the viewport would exceed %d pixels", cdpMaxPixels))
 		}
 	case "Page.captureScreenshot":
-		if clip, err := parseParams(ps["clip"]); err == nil && len(clip) > 0 && pixels(clip, "width", "height", "scale") > cdpMaxPixels {
-			return p.refuse(ctx, m, fmt.Sprintf("the clip would exceed %d pixels", cdpMaxPixels))
+		if _, ok := ps["clip"]; ok {
+			clip, err := parseParams(ps["clip"])
+			if err != nil {
+				return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "firegate: invalid parameters: clip must be an object"})
+			}
+			if pixels(clip, "width", "height", "scale") > cdpMaxPixels {
+				return p.refuse(ctx, m, fmt.Sprintf("the clip would exceed %d pixels", cdpMaxPixels))
+			}
+			ps["clip"] = clip.encode() // Chrome reads the clip checked here
 		}
 	case "Input.dispatchDragEvent":
 		// Re-encoded, so that Chrome reads the data checked here.
 		data, err := parseParams(ps["data"])
 		if err != nil {
-			return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "Invalid parameters: data must be an object"})
+			return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "firegate: invalid parameters: data must be an object"})
 		}
 		var files []string
 		_ = json.Unmarshal(data["files"], &files)
