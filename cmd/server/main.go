@@ -394,6 +394,10 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 			}
 			return cfg.TeamConcurrency, nil
 		}
+		mc.ZDRForced = func(ctx context.Context, teamID string) (bool, error) {
+			l, err := st.TeamLimits(ctx, teamID)
+			return l.ZeroDataRetentionForced, err
+		}
 	}
 	if model != nil {
 		mc.Model = model // judges pages of monitors with a goal

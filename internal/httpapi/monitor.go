@@ -629,6 +629,9 @@ func (s *Server) readMonitorBody(r *http.Request, patch bool) (monitorBody, erro
 }
 
 func (s *Server) handleCreateMonitor(w http.ResponseWriter, r *http.Request) error {
+	if teamFrom(r.Context()).Limits.ZeroDataRetentionForced {
+		return errZDRMonitor
+	}
 	b, err := s.readMonitorBody(r, false)
 	if err != nil {
 		return err
@@ -685,6 +688,9 @@ func (s *Server) handleDeleteMonitor(w http.ResponseWriter, r *http.Request) err
 }
 
 func (s *Server) handleRunMonitor(w http.ResponseWriter, r *http.Request) error {
+	if teamFrom(r.Context()).Limits.ZeroDataRetentionForced {
+		return errZDRMonitor
+	}
 	c, err := s.monitors.Run(r.Context(), teamFrom(r.Context()).ID, chi.URLParam(r, "id"))
 	var running *monitor.RunningError
 	if errors.As(err, &running) {

@@ -11,6 +11,11 @@ import (
 var errZDRNotSupported = &Error{Status: http.StatusBadRequest, Code: "ZDR_NOT_SUPPORTED",
 	Message: "Your team has zero data retention enabled. This is not supported on extract."}
 
+// errZDRMonitor answers creating or running a monitor for a team with zero
+// data retention forced on: a monitor keeps the pages it compares.
+var errZDRMonitor = &Error{Status: http.StatusBadRequest, Code: "ZDR_NOT_SUPPORTED",
+	Message: "Your team has zero data retention enabled. This is not supported on monitor."}
+
 // applyTeamZDR settles a request's zero data retention flag against the
 // team's settings: a team with it forced on runs every request with it,
 // asked for or not; otherwise asking for it needs the team's permission.

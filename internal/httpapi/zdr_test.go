@@ -136,3 +136,23 @@ func TestZDRForcedAgent(t *testing.T) {
 		t.Errorf("another team's agent: %d %v", code, m)
 	}
 }
+
+// TestZDRForcedMonitor: a team with zero data retention forced on cannot
+// create or run a monitor (a monitor keeps the pages it compares); another
+// team can.
+func TestZDRForcedMonitor(t *testing.T) {
+	t.Parallel()
+	a := newMonitorAPI(t)
+	addForcedTeam(t, a.st, a.teams)
+	code, m := a.call(t, http.MethodPost, "/v2/monitor", keyForced, monitorBodyOK)
+	if code != 400 || m["code"] != "ZDR_NOT_SUPPORTED" || m["error"] != "Your team has zero data retention enabled. This is not supported on monitor." {
+		t.Errorf("forced team's create: %d %v", code, m)
+	}
+	code, m = a.call(t, http.MethodPost, "/v2/monitor", keyA, monitorBodyOK)
+	if code != 200 {
+		t.Fatalf("other team's create: %d %v", code, m)
+	}
+	if code, m := a.call(t, http.MethodPost, "/v2/monitor/"+dataMap(t, m)["id"].(string)+"/run", keyForced, ""); code != 400 || m["code"] != "ZDR_NOT_SUPPORTED" {
+		t.Errorf("forced team's run: %d %v", code, m)
+	}
+}

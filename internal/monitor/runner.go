@@ -93,9 +93,17 @@ type RunnerConfig struct {
 	// TeamConcurrency returns a team's concurrency limit (0: unlimited);
 	// nil: unlimited. Crawl targets' crawls take it too.
 	TeamConcurrency func(ctx context.Context, teamID string) (int, error)
+	// ZDRForced reports whether a team has zero data retention forced on;
+	// its monitors' checks fail without scraping anything, since a check
+	// keeps the pages it compares. Nil: no team has it.
+	ZDRForced func(ctx context.Context, teamID string) (bool, error)
 	// Email, when set, sends the monitors' email notifications.
 	Email *Email
 }
+
+// ZDRForcedMessage is why a check of a team with zero data retention
+// forced on fails: monitors keep the pages they compare.
+const ZDRForcedMessage = "Your team has zero data retention enabled. This is not supported on monitor."
 
 // Runner runs the scheduler and the check and webhook workers.
 type Runner struct {
@@ -574,6 +582,16 @@ func (r *Runner) RunCheck(ctx context.Context, id string) error {
 	var cfg Config
 	if err := json.Unmarshal(m.Config, &cfg); err != nil {
 		return r.finish(ctx, c, store.CheckFailed, Summary{}, nil, "The monitor's stored configuration is unreadable", &cfg)
+	}
+	if r.cfg.ZDRForced != nil {
+		forced, err := r.cfg.ZDRForced(ctx, c.TeamID)
+		if err != nil {
+			return fmt.Errorf("monitor: team settings: %w", err)
+		}
+		if forced {
+			c.BillingStatus = "not_applicable"
+			return r.finish(ctx, c, store.CheckFailed, Summary{}, nil, ZDRForcedMessage, &cfg)
+		}
 	}
 	est := CheckCost(cfg)
 	// Credits are checked once, before the check has started anything (a

@@ -44,6 +44,7 @@ func openStore(t *testing.T, kind string) testStore {
 type site struct {
 	mu    sync.Mutex
 	pages map[string]string // path -> body; missing -> 404
+	hits  int               // requests served
 	srv   *httptest.Server
 }
 
@@ -52,6 +53,7 @@ func newSite(t *testing.T) *site {
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		body, ok := s.pages[r.URL.Path]
+		s.hits++
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if !ok {
@@ -471,4 +473,36 @@ func (r *recorder) count(kind string) int {
 		}
 	}
 	return n
+}
+
+// TestZDRForcedCheck: a check of a team that has zero data retention forced
+// on (set after its monitor was created) fails with the reason and scrapes
+// nothing.
+func TestZDRForcedCheck(t *testing.T) {
+	t.Parallel()
+	h := newHarnessWith(t, "sqlite", func(c *monitor.RunnerConfig) {
+		c.ZDRForced = func(context.Context, string) (bool, error) { return true, nil }
+	})
+	s := newSite(t)
+	s.set("/a", "<p>a</p>")
+	sched, _ := monitor.ParseSchedule("", "daily", "UTC")
+	mon, err := h.svc.Create(t.Context(), h.team.ID, monitor.Input{Name: "z", Schedule: sched, RetentionDays: 1,
+		Config: monitor.Config{Targets: []monitor.Target{scrapeTarget("t", s.url("/a"))}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := h.svc.Run(t.Context(), h.team.ID, mon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := h.waitCheck(t, mon.ID, c.ID)
+	if d.Status != "failed" || d.Error == nil || *d.Error != monitor.ZDRForcedMessage || len(d.Pages) != 0 {
+		t.Errorf("check: status %s error %v pages %d", d.Status, d.Error, len(d.Pages))
+	}
+	s.mu.Lock()
+	n := s.hits
+	s.mu.Unlock()
+	if n != 0 {
+		t.Errorf("the page was fetched %d times", n)
+	}
 }
