@@ -207,13 +207,15 @@ func TestCodeFailures(t *testing.T) {
 		{"busy loop", `while (true) {}`, time.Second, exitKilled, true, "timed out after 1s", 4 * time.Second},
 		{"blocked in page", `await page.waitForSelector('#never')`, time.Second, exitKilled, true, "timed out", 4 * time.Second},
 		{"page loop", `await page.evaluate(() => { while (true) {} })`, time.Second, exitKilled, true, "timed out", 4 * time.Second},
-		{"memory", `let a = []; while (true) a.push('x'.repeat(1000) + a.length);`, 30 * time.Second, exitKilled, true, "memory", 20 * time.Second},
+		{"memory", `let a = []; while (true) a.push('x'.repeat(1000) + a.length);`, 60 * time.Second, exitKilled, true, "memory", 60 * time.Second},
 		{"private", `await page.goto('file:///etc/passwd')`, 5 * time.Second, 1, false, "not an http(s) URL", 5 * time.Second},
 		// One built-in call allocating gigabytes, which no interrupt stops:
-		// the code runner process dies, not the server.
-		{"huge repeat", `console.log('x'.repeat(2**31).length)`, 10 * time.Second, exitKilled, true, "memory limit", 10 * time.Second},
-		{"huge fill", `console.log(new Array(1e9).fill(0).length)`, 10 * time.Second, exitKilled, true, "memory limit", 10 * time.Second},
-		{"doubling", `let s = 'x'; for (let i = 0; i < 40; i++) s = s + s;`, 10 * time.Second, exitKilled, true, "memory", 10 * time.Second},
+		// the code runner process dies, not the server. The timeouts are
+		// far above what reaching the memory limit takes on a loaded
+		// machine, so only the memory limit can end them.
+		{"huge repeat", `console.log('x'.repeat(2**31).length)`, 60 * time.Second, exitKilled, true, "memory limit", 60 * time.Second},
+		{"huge fill", `console.log(new Array(1e9).fill(0).length)`, 60 * time.Second, exitKilled, true, "memory limit", 60 * time.Second},
+		{"doubling", `let s = 'x'; for (let i = 0; i < 40; i++) s = s + s;`, 60 * time.Second, exitKilled, true, "memory", 60 * time.Second},
 		{"output then timeout", `console.log('before'); while (true) {}`, time.Second, exitKilled, true, "timed out", 4 * time.Second},
 	}
 	for _, tt := range tests {
