@@ -612,3 +612,36 @@ func TestCDPBounds(t *testing.T) {
 		t.Errorf("the session after its client was cut off: %v", err)
 	}
 }
+
+// TestCDPClosesOnExpiry: a session that expires for inactivity while a
+// client is connected (its commands were its last activity) closes the
+// connection when the reaper ends it.
+func TestCDPClosesOnExpiry(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	m := New(Config{Store: testStore(t), Browser: testPool(t), Now: clk.now, Log: testenv.Logger(t)})
+	ctx := ctxFor(t, 60*time.Second)
+	rec, err := m.Create(ctx, CreateParams{TeamID: team, TTL: time.Hour, ActivityTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _ := m.CDPToken(rec.ID)
+	cs := cdpServer(t, m)
+	c := dialCDP(t, ctx, "ws"+strings.TrimPrefix(cs.URL, "http")+"/cdp/"+rec.ID+"?token="+tok)
+	clk.add(50 * time.Second)
+	c.ok(ctx, "", "Browser.getVersion", nil, nil) // activity: idle at +110 s
+	clk.add(50 * time.Second)
+	m.Reap(ctx)
+	if _, ok := m.CDPToken(rec.ID); !ok {
+		t.Fatal("the session expired although its client was active")
+	}
+	clk.add(61 * time.Second)
+	m.Reap(ctx)
+	c.wait(ctx, "the connection to close", func() bool { return c.closed != nil })
+	if websocket.CloseStatus(c.closed) != websocket.StatusGoingAway {
+		t.Errorf("closed with %v, want going away", c.closed)
+	}
+	got, err := m.Get(ctx, team, rec.ID)
+	if err != nil || got.EndReason != "activity" {
+		t.Errorf("session after expiry: %+v, %v", got, err)
+	}
+}
