@@ -566,7 +566,10 @@ func (p *Pool) devToolsURL(ctx context.Context, inst *instance) {
 	for {
 		if b, err := os.ReadFile(file); err == nil {
 			port, path, ok := strings.Cut(strings.TrimSpace(string(b)), "\n")
-			if n, err := strconv.Atoi(port); ok && err == nil && n > 0 && strings.HasPrefix(path, "/devtools/browser/") {
+			if n, err := strconv.Atoi(port); ok && err == nil && n > 0 && n < 65536 && strings.HasPrefix(path, "/devtools/browser/") {
+				// No page, scrape or webhook may reach it, whatever
+				// ALLOW_PRIVATE_TARGETS or ALLOW_TARGETS admit.
+				p.policy.Reserve(uint16(n))
 				inst.devtools = "ws://127.0.0.1:" + port + path
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -433,5 +434,47 @@ setTimeout(() => { document.getElementById('t').textContent = 'late text'; }, 32
 	res, err = p.Render(ctx, Request{URL: s.URL + "/", WaitFor: 3600 * time.Millisecond})
 	if err != nil || !strings.Contains(res.HTML, "late text") {
 		t.Fatalf("with waitFor: %v %q", err, between(res.HTML, `<p id="t">`, "</p>"))
+	}
+}
+
+// TestDevToolsPortUnreachable: with every private address admitted, a page
+// on loopback renders, but the local Chrome's own DevTools port (opened for
+// interact's cdpUrl) is refused to a render, as a page or as a
+// sub-resource, and answers nothing about the browser.
+func TestDevToolsPortUnreachable(t *testing.T) {
+	t.Parallel()
+	p := New(Options{ChromePath: testenv.ChromePath(t), MaxTabs: 1, AllowPrivate: true, DevTools: true}, testenv.Logger(t))
+	t.Cleanup(func() { _ = p.Close() })
+	ctx := testCtx(t, 60*time.Second)
+	s := newSite(t, map[string]string{"/": `<html><body><p id="x">loopback page</p></body></html>`}, nil)
+	res, err := p.Render(ctx, Request{URL: s.URL + "/"})
+	if err != nil || !strings.Contains(res.HTML, "loopback page") {
+		t.Fatalf("loopback page with private targets admitted: %v", err)
+	}
+	p.mu.Lock()
+	ws := p.inst.devtools
+	p.mu.Unlock()
+	u, err := url.Parse(ws)
+	if err != nil || u.Port() == "" {
+		t.Fatalf("no DevTools URL: %q", ws)
+	}
+	res, err = p.Render(ctx, Request{URL: "http://127.0.0.1:" + u.Port() + "/json/version"})
+	if err == nil && (strings.Contains(res.HTML, "webSocketDebuggerUrl") || strings.Contains(res.HTML, "Browser")) {
+		t.Fatalf("the DevTools port answered a render: %s", res.HTML)
+	}
+	if err == nil {
+		t.Errorf("render of the DevTools port: no error (status %d)", res.StatusCode)
+	}
+	// As a sub-resource of an admitted page: the fetch fails.
+	s2 := newSite(t, map[string]string{"/": `<html><body><pre id="out">waiting</pre><script>
+fetch('http://127.0.0.1:` + u.Port() + `/json/version').then(r => r.text()).then(t => { document.getElementById('out').textContent = 'got ' + t; },
+  e => { document.getElementById('out').textContent = 'refused'; });
+</script></body></html>`}, nil)
+	res, err = p.Render(ctx, Request{URL: s2.URL + "/", WaitFor: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.HTML, "webSocketDebuggerUrl") || !strings.Contains(res.HTML, "refused") {
+		t.Errorf("page's fetch of the DevTools port: %s", res.HTML)
 	}
 }

@@ -83,6 +83,11 @@ type Policy struct {
 	resolver   *net.Resolver
 	permit     func(netip.AddrPort) bool
 
+	// reserved: ports of the machine's own addresses that no target may
+	// reach, whatever else admits them (Reserve).
+	reservedMu sync.RWMutex
+	reserved   map[uint16]bool
+
 	ifaceAddrs   func() ([]net.Addr, error)
 	ifaceRefresh time.Duration
 	ifaceMu      sync.Mutex
@@ -190,6 +195,9 @@ func (p *Policy) AddrAllowed(host string, ip netip.Addr) bool {
 // "" for a literal.
 func (p *Policy) check(host string, ap netip.AddrPort) error {
 	ip := ap.Addr().WithZone("")
+	if p.isReserved(ip, ap.Port()) {
+		return &BlockedError{Host: host, Addr: ip}
+	}
 	if p.permit != nil && p.permit(netip.AddrPortFrom(ip.Unmap(), ap.Port())) {
 		return nil
 	}
@@ -208,6 +216,42 @@ func (p *Policy) check(host string, ap netip.AddrPort) error {
 		return &BlockedError{Host: host, Addr: ip}
 	}
 	return nil
+}
+
+// Reserve makes port on the machine's own addresses (loopback, the
+// unspecified address and every interface address, in every wrapped form)
+// unreachable for every target, even with AllowAll, Allow or Permit: a
+// control endpoint of the server itself, like a local Chrome's DevTools
+// port, is never something a caller may fetch.
+func (p *Policy) Reserve(port uint16) {
+	p.reservedMu.Lock()
+	defer p.reservedMu.Unlock()
+	if p.reserved == nil {
+		p.reserved = map[uint16]bool{}
+	}
+	p.reserved[port] = true
+}
+
+// isReserved reports whether ip:port is a reserved port of this machine.
+func (p *Policy) isReserved(ip netip.Addr, port uint16) bool {
+	p.reservedMu.RLock()
+	r := p.reserved[port]
+	p.reservedMu.RUnlock()
+	if !r {
+		return false
+	}
+	local := func(a netip.Addr) bool { return a.IsLoopback() || a.IsUnspecified() }
+	if local(ip.Unmap()) || p.isOwn(ip) {
+		return true
+	}
+	if v4s, ok := unwrap(ip); ok {
+		for _, a := range v4s {
+			if local(a) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isOwn reports whether ip (or the IPv4 address it carries) is an address

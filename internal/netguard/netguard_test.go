@@ -217,3 +217,41 @@ func TestDialRefusesBeforeConnecting(t *testing.T) {
 	c.Close()
 	<-accepted
 }
+
+// TestReserve: a reserved port of the machine's own addresses is refused in
+// every form even with AllowAll, Allow and Permit; other ports, and the
+// same port elsewhere, are not.
+func TestReserve(t *testing.T) {
+	t.Parallel()
+	for name, opts := range map[string]Options{
+		"allow all": {AllowAll: true},
+		"allow":     {Allow: []string{"127.0.0.0/8", "::/0", ownAddr, "0.0.0.0/0"}},
+		"permit":    {Permit: func(netip.AddrPort) bool { return true }},
+	} {
+		p := testPolicy(t, opts)
+		p.Reserve(9333)
+		for _, c := range []struct {
+			addr string
+			port uint16
+			want bool
+		}{
+			{"127.0.0.1", 9333, false},
+			{"127.8.9.1", 9333, false},
+			{"::1", 9333, false},
+			{"::ffff:127.0.0.1", 9333, false},
+			{"0.0.0.0", 9333, false},
+			{"::", 9333, false},
+			{"2002:7f00:1::", 9333, false}, // 6to4 wrapping 127.0.0.1
+			{ownAddr, 9333, false},
+			{"2a00:1450:4001:82b::1", 9333, false},
+			{"127.0.0.1", 9334, true},
+			{ownAddr, 80, true},
+			{"93.184.215.14", 9333, true},
+		} {
+			err := p.check("", netip.AddrPortFrom(netip.MustParseAddr(c.addr), c.port))
+			if got := err == nil; got != c.want {
+				t.Errorf("%s: %s port %d: %v, want allowed=%v", name, c.addr, c.port, err, c.want)
+			}
+		}
+	}
+}
