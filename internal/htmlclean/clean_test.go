@@ -241,14 +241,17 @@ func TestCleanDeepHeadings(t *testing.T) {
 
 func TestBoilerplateHeading(t *testing.T) {
 	for text, want := range map[string]bool{
-		"Related posts":                    true,
-		"You may also like…":               true,
-		"🔥 Recommended Posts":              true,
-		"Add A Comment":                    true,
-		"Relatedness of species":           false,
-		"Recommendations for a cold start": false,
-		"Comments on the draft law":        true,
-		"Commentary":                       false,
+		"Related posts":                           true,
+		"You may also like…":                      true,
+		"🔥 Recommended Posts":                     true,
+		"Add A Comment":                           true,
+		"Relatedness of species":                  false,
+		"Recommendations for a cold start":        false,
+		"Comments on the draft law":               true,
+		"Commentary":                              false,
+		"Create an account or sign in to comment": true,
+		"Sign in":                                 true,
+		"Signing a lease":                         false,
 	} {
 		if got := isBoilerplateHeading(text); got != want {
 			t.Errorf("%q: %v, want %v", text, got, want)

@@ -25,6 +25,7 @@ var boilerplateHeadings = []string{
 	"latest news", "latest articles", "latest stories", "recent articles", "recent stories",
 	"popular posts", "related posts", "join our newsletter", "stay in touch", "stay connected",
 	"add a comment", "post a comment", "write a comment", "table of contents", "in this article", "on this page", "share this article", "share this post",
+	"create an account", "sign in", "log in", "already have an account",
 }
 
 // maxBoilerplateSections bounds the work on pages with very many headings.
