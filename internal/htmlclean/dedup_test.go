@@ -25,3 +25,18 @@ func TestDuplicateBlocks(t *testing.T) {
 		t.Errorf("table cell kept %d times, want 2: %s", n, got)
 	}
 }
+
+// A block holding only a loading placeholder goes; a sentence about
+// loading stays.
+func TestLoadingPlaceholder(t *testing.T) {
+	t.Parallel()
+	page := `<html><body><main><h1>Kettle</h1><p>` + strings.Repeat("Boils a litre in three minutes and switches itself off. ", 4) + `</p>
+<div class="reviews-slot"><span>Loading...</span></div><p>Loading the dishwasher is easier with the lid off, it says here.</p></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, "Loading...") || !strings.Contains(got, "Loading the dishwasher") {
+		t.Errorf("placeholder: %s", got)
+	}
+}

@@ -228,10 +228,13 @@ func removeNotices(root, anchor *html.Node) {
 	}
 }
 
-// adLabels are the texts of the labels over ad slots; an element holding
-// only one of them is removed.
+// adLabels are the texts of the labels over ad slots, and of the
+// placeholders of script-loaded content; an element holding only one of
+// them is removed.
 var adLabels = map[string]bool{"advertisement": true, "advertisements": true, "sponsored": true,
-	"ad": true, "sponsored content": true, "paid content": true}
+	"ad": true, "sponsored content": true, "paid content": true,
+	// placeholders of content loaded by script
+	"loading": true, "loading...": true, "loading…": true}
 
 // firstText is the first non-blank text node under n.
 func firstText(n *html.Node) *html.Node {
