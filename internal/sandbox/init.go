@@ -7,7 +7,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +39,8 @@ type initConfig struct {
 	Env      []string `json:"env"`
 	Procs    int      `json:"procs"`
 	Memory   int64    `json:"memory"`
-	CPU      int64    `json:"cpu"` // seconds
+	Total    int64    `json:"total"` // resident memory of all processes
+	CPU      int64    `json:"cpu"`   // seconds
 	FileSize int64    `json:"fileSize"`
 	Forward  bool     `json:"forward"`
 }
@@ -44,6 +50,9 @@ type initStatus struct {
 	Exit   int    `json:"exit"`
 	Signal int    `json:"signal,omitempty"`
 	Error  string `json:"error,omitempty"` // the program could not start
+	// Total: the init killed every process, their resident memory
+	// together having gone past the run's total.
+	Total bool `json:"total,omitempty"`
 }
 
 // statusFD is the init's descriptor for its status.
@@ -82,6 +91,10 @@ func initMain(raw string) int {
 		}
 		go forwardInside(ln)
 	}
+	// The init's own threads are made before the process limit applies: a
+	// program that fills the limit (a fork bomb) must not leave the init's
+	// runtime unable to start a thread it needs (that is fatal).
+	releaseThreads := warmThreads(initThreads)
 	for _, l := range []struct {
 		res     int
 		cur, mx uint64
@@ -100,6 +113,7 @@ func initMain(raw string) int {
 			return report(initStatus{Error: "set a resource limit: " + err.Error()})
 		}
 	}
+	releaseThreads()
 	cmd := exec.Command(cfg.Argv[0], cfg.Argv[1:]...)
 	cmd.Env = cfg.Env
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // stdin: /dev/null
@@ -107,7 +121,16 @@ func initMain(raw string) int {
 	if err := cmd.Start(); err != nil {
 		return report(initStatus{Error: "start " + cfg.Argv[0] + ": " + err.Error()})
 	}
+	var over atomic.Bool
+	stop := make(chan struct{})
+	if cfg.Total > 0 {
+		go watchTotal(cfg.Total, &over, stop)
+	}
 	err := cmd.Wait()
+	close(stop)
+	if over.Load() {
+		return report(initStatus{Exit: 137, Signal: int(syscall.SIGKILL), Total: true})
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -119,6 +142,83 @@ func initMain(raw string) int {
 		return report(initStatus{Exit: ee.ExitCode()})
 	}
 	return report(initStatus{Error: err.Error()})
+}
+
+// initThreads is how many OS threads the init starts before the limits.
+const initThreads = 8
+
+// warmThreads makes the runtime start n OS threads now (each held by a
+// goroutine locked to it); the returned function lets them go back to the
+// runtime's idle threads, which it reuses instead of starting new ones.
+func warmThreads(n int) (release func()) {
+	held, done := make(chan struct{}), make(chan struct{})
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			held <- struct{}{}
+			<-done
+			runtime.UnlockOSThread()
+		}()
+	}
+	for range n {
+		<-held
+	}
+	return func() { close(done) }
+}
+
+// totalEvery is how often the init sums the run's resident memory.
+const totalEvery = 20 * time.Millisecond
+
+// watchTotal sums the resident memory of every other process of the
+// sandbox's PID namespace (all of /proc there is the run's) every
+// totalEvery; past total it sets over and kills them all (kill -1 spares
+// the caller and the namespace's first process, bwrap's).
+func watchTotal(total int64, over *atomic.Bool, stop <-chan struct{}) {
+	self := os.Getpid()
+	page := int64(os.Getpagesize())
+	tick := time.NewTicker(totalEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		if residentOthers(self, page) > total {
+			over.Store(true)
+			_ = unix.Kill(-1, unix.SIGKILL)
+			return
+		}
+	}
+}
+
+// residentOthers is the resident memory of every process in /proc but
+// self and the namespace's first one.
+func residentOthers(self int, page int64) int64 {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = d.Close() }()
+	names, _ := d.Readdirnames(-1)
+	var sum int64
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == self || pid == 1 {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + n + "/statm")
+		if err != nil {
+			continue // gone
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		rss, _ := strconv.ParseInt(f[1], 10, 64)
+		sum += rss * page
+	}
+	return sum
 }
 
 // forwardInside connects each connection to 127.0.0.1:9222 to the run's

@@ -77,9 +77,12 @@ type Dialer func(ctx context.Context) (net.Conn, error)
 type Limits struct {
 	// Memory is the writable private memory of each process (RLIMIT_DATA:
 	// address space is no bound for node, which reserves 11 GB of it),
-	// default 512 MiB; node's heap is limited to half of it. The run's
-	// processes together may hold up to Procs times it.
+	// default 512 MiB; node's heap is limited to half of it.
 	Memory int64
+	// TotalMemory bounds the resident memory of all the run's processes
+	// together, default twice Memory: the sandbox's init sums it every
+	// totalEvery and kills the whole run past it.
+	TotalMemory int64
 	// CPU is the CPU time of each process (RLIMIT_CPU), default the run's
 	// timeout (rounded up to a second).
 	CPU time.Duration
@@ -108,6 +111,9 @@ const (
 func (l Limits) withDefaults(timeout time.Duration) Limits {
 	if l.Memory <= 0 {
 		l.Memory = DefaultMemory
+	}
+	if l.TotalMemory <= 0 {
+		l.TotalMemory = 2 * l.Memory
 	}
 	if l.CPU <= 0 {
 		l.CPU = timeout
@@ -365,7 +371,7 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 			return Result{}, err
 		}
 	}
-	ic := initConfig{Argv: argv, Env: env, Procs: lim.Procs, Memory: lim.Memory, CPU: int64((lim.CPU + time.Second - 1) / time.Second),
+	ic := initConfig{Argv: argv, Env: env, Procs: lim.Procs, Memory: lim.Memory, Total: lim.TotalMemory, CPU: int64((lim.CPU + time.Second - 1) / time.Second),
 		FileSize: lim.Disk, Forward: forward}
 	icJSON, err := json.Marshal(ic)
 	if err != nil {
@@ -474,7 +480,11 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 		return res, nil
 	}
 	res.ExitCode = st.Exit
-	if st.Signal != 0 {
+	if st.Total {
+		res.Killed, res.ExitCode = true, exitKilled
+		res.Reason = fmt.Sprintf("killed: the run's processes together went past the memory limit of %d MB", lim.TotalMemory>>20)
+		res.Stderr += res.Reason + "\n"
+	} else if st.Signal != 0 {
 		sig := syscall.Signal(st.Signal)
 		res.Killed, res.ExitCode = true, 128+st.Signal
 		res.Reason = "killed: " + signalReason(sig, lim)

@@ -289,6 +289,25 @@ print("allocated", len(b))
 	}
 }
 
+// TestTotalMemory: processes each under the per-process limit but together
+// past the run's total are all killed, with the reason; a run within it is
+// not.
+func TestTotalMemory(t *testing.T) {
+	s := newSandbox(t)
+	lim := Limits{Memory: 256 << 20, TotalMemory: 400 << 20}
+	hog := `for i in 1 2 3; do python3 -c "import time; b = b'x' * (150 << 20); print('held', flush=True); time.sleep(60)" & done; wait; echo done`
+	res := run(t, s, Spec{Language: Bash, Timeout: 30 * time.Second, Limits: lim, Code: hog})
+	if !res.Killed || res.ExitCode != 137 || !strings.Contains(res.Reason, "together went past the memory limit of 400 MB") ||
+		strings.Contains(res.Stdout, "done") || strings.Contains(res.Reason, "timed out") {
+		t.Fatalf("three 150 MB processes under a 400 MB total: %+v", res)
+	}
+	res = run(t, s, Spec{Language: Bash, Timeout: 30 * time.Second, Limits: lim,
+		Code: `for i in 1 2; do python3 -c "b = b'x' * (150 << 20); print('held', flush=True)" & done; wait; echo done`})
+	if res.Killed || res.ExitCode != 0 || !strings.Contains(res.Stdout, "done") {
+		t.Fatalf("two 150 MB processes under a 400 MB total: %+v", res)
+	}
+}
+
 // TestTimeoutKills: an endless loop is killed at the timeout; what it
 // printed before is kept.
 func TestTimeoutKills(t *testing.T) {
