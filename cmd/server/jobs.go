@@ -9,7 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/firegate/firegate/internal/agent"
-	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/store"
@@ -20,7 +20,7 @@ import (
 // queue and the runners whose workers it runs (none with QUEUE_WORKERS=0).
 type jobs struct {
 	q      *queue.Queue
-	runner *crawl.Runner
+	runner *crawljob.Runner
 	agents *agent.Runner
 	store  store.JobStore
 	// monitors runs monitor checks and, in processes with workers, the
@@ -32,7 +32,7 @@ type jobs struct {
 // openJobs builds the queue on the store's database, the crawl runner and
 // the agent runner. rc and ac carry the scrape-side collaborators; the
 // store, webhook sender and settings from cfg are filled in here.
-func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerConfig, ac agent.Config, mc monitor.RunnerConfig, log *slog.Logger) (*jobs, error) {
+func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawljob.RunnerConfig, ac agent.Config, mc monitor.RunnerConfig, log *slog.Logger) (*jobs, error) {
 	js, ok := st.(store.JobStore)
 	if !ok {
 		return nil, fmt.Errorf("jobs: store %T keeps no jobs", st)
@@ -45,7 +45,7 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawl.RunnerCo
 		return nil, err
 	}
 	rc.Webhooks = webhook.NewSender(webhook.Options{Secret: cfg.WebhookSecret, Policy: policy}, log)
-	runner := crawl.NewRunner(rc)
+	runner := crawljob.NewRunner(rc)
 	runs, ok := st.(store.AgentStore)
 	if !ok {
 		return nil, fmt.Errorf("jobs: store %T keeps no agent runs", st)

@@ -38,6 +38,7 @@ import (
 	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/catalog"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/httpapi"
 	"github.com/firegate/firegate/internal/interact"
@@ -365,7 +366,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	engine := scrape.New(scrape.Config{Threat: threats, Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
-	rc := crawl.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher, Threat: threats,
+	rc := crawljob.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher, Threat: threats,
 		Ledger: ledger, Limiter: limiter}
 	if obs.m != nil {
 		rc.ObservePage = obs.m.ObserveJobPage

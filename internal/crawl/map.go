@@ -1,4 +1,8 @@
-// Package crawl discovers the URLs of a site. Mapper lists a site quickly
+// Package crawl discovers the URLs of a site: the crawl rules (scope,
+// patterns, dedupe keys), robots.txt, sitemaps, links and the map; the
+// jobs that crawl with them are package crawljob's.
+//
+// Mapper lists a site quickly
 // from its sitemaps (found through robots.txt and /sitemap.xml, index files
 // and gzip included, streamed within a per-map budget) and from the links
 // of its start page, filtered, deduplicated and optionally ranked against a

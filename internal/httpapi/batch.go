@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/firegate/firegate/internal/billing"
-	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/store"
 )
@@ -21,7 +21,7 @@ type batchRequest struct {
 	InvalidURLs []string // only in lenient mode (ignoreInvalidURLs: true)
 	Lenient     bool
 	AppendToID  string
-	Options     crawl.JobOptions
+	Options     crawljob.JobOptions
 	ZDR         bool
 }
 
@@ -139,7 +139,7 @@ func (s *Server) handleBatchScrape(w http.ResponseWriter, r *http.Request) error
 		resp.InvalidURLs = []string{}
 	}
 	if req.AppendToID != "" {
-		if err := s.jobs.AppendBatch(ctx, team.ID, req.AppendToID, req.URLs); errors.Is(err, crawl.ErrJobNotFound) {
+		if err := s.jobs.AppendBatch(ctx, team.ID, req.AppendToID, req.URLs); errors.Is(err, crawljob.ErrJobNotFound) {
 			return errCrawlNotFound
 		} else if err != nil {
 			return err
@@ -150,9 +150,9 @@ func (s *Server) handleBatchScrape(w http.ResponseWriter, r *http.Request) error
 		if req.Options.MaxConcurrency > 0 && req.Options.TeamConcurrency > 0 {
 			req.Options.MaxConcurrency = min(req.Options.MaxConcurrency, req.Options.TeamConcurrency)
 		}
-		resp.ID = crawl.NewJobID()
+		resp.ID = crawljob.NewJobID()
 		job := store.Job{ID: resp.ID, TeamID: team.ID, APIKeyID: team.APIKeyID, ZeroDataRetention: req.ZDR, IdempotencyKey: idem}
-		if err := s.jobs.StartBatch(ctx, job, req.Options, req.URLs); errors.Is(err, crawl.ErrIdempotencyKeyUsed) {
+		if err := s.jobs.StartBatch(ctx, job, req.Options, req.URLs); errors.Is(err, crawljob.ErrIdempotencyKeyUsed) {
 			return errIdempotencyKeyUsed
 		} else if err != nil {
 			return err

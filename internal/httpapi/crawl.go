@@ -17,17 +17,18 @@ import (
 
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/webhook"
 )
 
-// Jobs starts and cancels crawls and batch scrapes; *crawl.Runner
+// Jobs starts and cancels crawls and batch scrapes; *crawljob.Runner
 // implements it.
 type Jobs interface {
-	StartCrawl(ctx context.Context, j store.Job, o crawl.JobOptions) error
-	StartBatch(ctx context.Context, j store.Job, o crawl.JobOptions, urls []string) error
+	StartCrawl(ctx context.Context, j store.Job, o crawljob.JobOptions) error
+	StartBatch(ctx context.Context, j store.Job, o crawljob.JobOptions, urls []string) error
 	AppendBatch(ctx context.Context, teamID, id string, urls []string) error
 	Cancel(ctx context.Context, teamID, id string) error
 }
@@ -47,7 +48,7 @@ const (
 type crawlRequest struct {
 	URL     string
 	Limit   int
-	Options crawl.JobOptions
+	Options crawljob.JobOptions
 	ZDR     bool
 	Prompt  string
 }
@@ -230,10 +231,10 @@ func (s *Server) handleCrawl(w http.ResponseWriter, r *http.Request) error {
 		req.Options.MaxConcurrency = min(req.Options.MaxConcurrency, req.Options.TeamConcurrency)
 	}
 	req.Options.Request = crawlEcho(req)
-	id := crawl.NewJobID()
+	id := crawljob.NewJobID()
 	job := store.Job{ID: id, TeamID: team.ID, APIKeyID: team.APIKeyID, URL: req.URL, Limit: limit,
 		ZeroDataRetention: req.ZDR, IdempotencyKey: idem}
-	if err := s.jobs.StartCrawl(ctx, job, req.Options); errors.Is(err, crawl.ErrIdempotencyKeyUsed) {
+	if err := s.jobs.StartCrawl(ctx, job, req.Options); errors.Is(err, crawljob.ErrIdempotencyKeyUsed) {
 		return errIdempotencyKeyUsed
 	} else if err != nil {
 		return err
@@ -343,7 +344,7 @@ func startClampWarning(j store.Job) string {
 	if j.Limit <= 0 {
 		return ""
 	}
-	var o crawl.JobOptions
+	var o crawljob.JobOptions
 	if json.Unmarshal(j.Options, &o) != nil {
 		return ""
 	}
@@ -557,9 +558,9 @@ func (s *Server) handleJobCancel(kind string) handlerFunc {
 			return err
 		}
 		switch err := s.jobs.Cancel(ctx, j.TeamID, j.ID); {
-		case errors.Is(err, crawl.ErrJobNotFound):
+		case errors.Is(err, crawljob.ErrJobNotFound):
 			return errCrawlNotFound
-		case errors.Is(err, crawl.ErrJobFinished):
+		case errors.Is(err, crawljob.ErrJobFinished):
 			return errCrawlCompleted
 		case err != nil:
 			return err
@@ -635,7 +636,7 @@ func (s *Server) handleActiveCrawls(w http.ResponseWriter, r *http.Request) erro
 	}
 	out := make([]activeCrawl, 0, len(jobs))
 	for _, j := range jobs {
-		var o crawl.JobOptions
+		var o crawljob.JobOptions
 		_ = json.Unmarshal(j.Options, &o)
 		opts := map[string]json.RawMessage{}
 		_ = json.Unmarshal(o.Request, &opts)
@@ -650,7 +651,7 @@ func (s *Server) handleActiveCrawls(w http.ResponseWriter, r *http.Request) erro
 
 // scrapeOptionsEcho is a crawl's scrape options as the API names them (the
 // common ones; the full set is what the crawl was started with).
-func scrapeOptionsEcho(o crawl.JobOptions) map[string]any {
+func scrapeOptionsEcho(o crawljob.JobOptions) map[string]any {
 	so := o.Scrape
 	formats := make([]string, len(so.Formats))
 	for i, f := range so.Formats {

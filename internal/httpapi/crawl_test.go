@@ -25,6 +25,7 @@ import (
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
@@ -73,7 +74,7 @@ func (a fxAuth) Authenticate(_ context.Context, key string) (auth.Team, error) {
 type jobsFixture struct {
 	base   string // the listener's URL
 	st     fxStore
-	runner *crawl.Runner
+	runner *crawljob.Runner
 	teams  fxAuth
 }
 
@@ -115,12 +116,12 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 	if o.wrapJobs != nil {
 		jobs = o.wrapJobs(st)
 	}
-	rc := crawl.RunnerConfig{Jobs: jobs, Scraper: engine, Fetcher: fetcher, Threat: o.threat,
+	rc := crawljob.RunnerConfig{Jobs: jobs, Scraper: engine, Fetcher: fetcher, Threat: o.threat,
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Log: log}
 	if o.changeTracking {
-		rc.Memory = st.(crawl.Memory)
+		rc.Memory = st.(crawljob.Memory)
 	}
-	runner := crawl.NewRunner(rc)
+	runner := crawljob.NewRunner(rc)
 	startQueue(t, st, 8, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
 	teams := fxAuth{}
 	for key, name := range map[string]string{fxKeyOne: "one", fxKeyTwo: "two", fxKeyZDR: "zdr"} {
@@ -884,7 +885,7 @@ func TestCrawlCancelFinishedJobs(t *testing.T) {
 		t.Errorf("status %v after a refused cancel", st["status"])
 	}
 	// A failed crawl is finished too.
-	failed := crawl.NewJobID()
+	failed := crawljob.NewJobID()
 	team := f.teams[fxKeyOne]
 	now := time.Now().UTC()
 	if _, err := f.st.CreateJob(t.Context(), store.Job{ID: failed, TeamID: team.ID, Kind: store.JobCrawl, URL: target + "/",
@@ -909,7 +910,7 @@ func TestCrawlCancelFinishedJobs(t *testing.T) {
 
 func TestCrawlExpiredJob(t *testing.T) {
 	f := newJobsFixture(t, "sqlite", fxOptions{})
-	id := crawl.NewJobID()
+	id := crawljob.NewJobID()
 	if _, err := f.st.CreateJob(t.Context(), store.Job{ID: id, TeamID: f.teams[fxKeyOne].ID, Kind: store.JobCrawl,
 		URL: "https://example.com/", Options: []byte(`{}`), CreatedAt: time.Now().Add(-25 * time.Hour),
 		ExpiresAt: time.Now().Add(-time.Hour)}); err != nil {
@@ -1105,7 +1106,7 @@ func TestJobRoutesAnswer501WithoutJobs(t *testing.T) {
 	}{
 		{"no jobs, no job store", Deps{}},
 		{"a job store but no jobs", Deps{JobStore: teststore.SQLite(t)}},
-		{"jobs but no job store", Deps{Jobs: crawl.NewRunner(crawl.RunnerConfig{Log: log})}},
+		{"jobs but no job store", Deps{Jobs: crawljob.NewRunner(crawljob.RunnerConfig{Log: log})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 )
 
 // changingSite is a small site in two versions. Version 1: the home page
@@ -157,15 +157,15 @@ func TestCrawlChangeTracking(t *testing.T) {
 
 			// The memory forgot /b and still knows /e; another tag's
 			// memory is empty.
-			mem := f.st.(crawl.Memory)
-			got, err := mem.CrawlMemory(t.Context(), f.teams[fxKeyOne].ID, "nightly", crawl.MemoryScope(site.URL), 100)
+			mem := f.st.(crawljob.Memory)
+			got, err := mem.CrawlMemory(t.Context(), f.teams[fxKeyOne].ID, "nightly", crawljob.MemoryScope(site.URL), 100)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if slices.Contains(got, site.URL+"/b") || !slices.Contains(got, site.URL+"/e") || len(got) != 5 {
 				t.Errorf("crawl memory after the second crawl: %v", got)
 			}
-			if other, _ := mem.CrawlMemory(t.Context(), f.teams[fxKeyOne].ID, "", crawl.MemoryScope(site.URL), 100); len(other) != 0 {
+			if other, _ := mem.CrawlMemory(t.Context(), f.teams[fxKeyOne].ID, "", crawljob.MemoryScope(site.URL), 100); len(other) != 0 {
 				t.Errorf("untagged memory: %v", other)
 			}
 		})
@@ -188,7 +188,7 @@ func TestCrawlChangeTrackingZDR(t *testing.T) {
 	if data, _ := st["data"].([]any); st["status"] != "completed" || len(data) != 5 {
 		t.Fatalf("crawl: %v", st)
 	}
-	got, err := f.st.(crawl.Memory).CrawlMemory(t.Context(), f.teams[fxKeyZDR].ID, "", crawl.MemoryScope(site.URL), 100)
+	got, err := f.st.(crawljob.Memory).CrawlMemory(t.Context(), f.teams[fxKeyZDR].ID, "", crawljob.MemoryScope(site.URL), 100)
 	if err != nil || len(got) != 0 {
 		t.Errorf("crawl memory under zero data retention: %v %v", got, err)
 	}

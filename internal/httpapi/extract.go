@@ -13,6 +13,7 @@ import (
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
@@ -22,7 +23,7 @@ import (
 
 // POST /v2/extract runs as a batch scrape of its URLs with one json format
 // (the caller's schema, systemPrompt and prompt), marked as an extract
-// (crawl.ExtractOptions: billed by tokens, extract.* webhooks); GET
+// (crawljob.ExtractOptions: billed by tokens, extract.* webhooks); GET
 // /v2/extract/{id} merges the pages' json results into one answer. The job
 // is a batch on the durable queue, so GET /v2/batch/scrape/{id} shows the
 // pages. enableWebSearch adds pages found by searching the web for the
@@ -52,7 +53,7 @@ type extractRequest struct {
 	// Threat is the threatProtection member, else that of scrapeOptions;
 	// nil for none.
 	Threat  *scrape.ThreatProtection
-	Options crawl.JobOptions
+	Options crawljob.JobOptions
 }
 
 func isExtractKey(k string) bool {
@@ -185,7 +186,7 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 	}
 	req.Options.Scrape = opts
 	req.Options.Webhook = hook
-	req.Options.Extract = &crawl.ExtractOptions{ShowSources: req.ShowSources}
+	req.Options.Extract = &crawljob.ExtractOptions{ShowSources: req.ShowSources}
 	return req, nil
 }
 
@@ -242,7 +243,7 @@ func (s *Server) handleExtract(w http.ResponseWriter, r *http.Request) error {
 			Details: []FieldError{{Path: []any{"urls"}, Message: "no page found", Code: codeCustom}}}
 	}
 	req.Options.TeamConcurrency = s.concurrencyLimit(team)
-	id := crawl.NewJobID()
+	id := crawljob.NewJobID()
 	job := store.Job{ID: id, TeamID: team.ID, APIKeyID: team.APIKeyID}
 	if err := s.jobs.StartBatch(ctx, job, req.Options, req.URLs); err != nil {
 		return err
@@ -393,7 +394,7 @@ func (s *Server) handleExtractStatus(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	var o crawl.JobOptions
+	var o crawljob.JobOptions
 	if err := json.Unmarshal(j.Options, &o); err != nil || o.Extract == nil {
 		return errExtractNotFound // a batch scrape, not an extract
 	}
@@ -412,7 +413,7 @@ func (s *Server) handleExtractStatus(w http.ResponseWriter, r *http.Request) err
 		writeJSON(w, http.StatusOK, resp)
 		return nil
 	}
-	res, err := crawl.ExtractOutcome(ctx, s.jobStore, j, o)
+	res, err := crawljob.ExtractOutcome(ctx, s.jobStore, j, o)
 	if err != nil {
 		return err
 	}

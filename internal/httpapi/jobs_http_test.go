@@ -21,6 +21,7 @@ import (
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/queue"
@@ -138,14 +139,14 @@ func newJobAPIConfig(t *testing.T, kind string, c jobAPIConfig) *jobAPI {
 	}
 	engine := scrape.New(sc)
 	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{}, log)
-	rc := crawl.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
+	rc := crawljob.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
 		Mapper: mapper, Webhooks: c.webhooks, Threat: c.threat, Log: log}
 	var ledger Ledger // a nil interface without billing
 	if billed {
 		l := billing.NewLedger(st, log)
 		rc.Ledger, ledger = l, l
 	}
-	runner := crawl.NewRunner(rc)
+	runner := crawljob.NewRunner(rc)
 	startQueue(t, st, 8, log, runner.Register, func(q *queue.Queue) { runner.Bind(q) })
 	teams := newTeamAuth(t, st)
 	d := Deps{Scraper: engine, Auth: teams, Jobs: runner, JobStore: st, Ledger: ledger, Log: log,

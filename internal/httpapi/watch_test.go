@@ -13,8 +13,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/testenv"
 )
@@ -287,7 +287,7 @@ func TestWatchCancelledAndFailedJobs(t *testing.T) {
 	}
 
 	// A failed job: the catchup has the failed form, then its error.
-	failed := crawl.NewJobID()
+	failed := crawljob.NewJobID()
 	now := time.Now().UTC()
 	if _, err := f.st.CreateJob(t.Context(), store.Job{ID: failed, TeamID: f.teams[fxKeyOne].ID, Kind: store.JobCrawl,
 		URL: g.url + "/", Options: []byte(`{}`), CreatedAt: now, ExpiresAt: now.Add(24 * time.Hour)}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/queue"
@@ -37,7 +38,7 @@ func testCrawlTarget(t *testing.T, kind string) {
 	log := testenv.Logger(t)
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
 	engine := scrape.New(scrape.Config{Fetcher: fetcher, Log: log})
-	crawls := crawl.NewRunner(crawl.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
+	crawls := crawljob.NewRunner(crawljob.RunnerConfig{Jobs: st, Scraper: engine, Fetcher: fetcher,
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), TTL: time.Hour, Log: log})
 	spy := &crawlSpy{Crawler: crawls}
 	runner := monitor.NewRunner(monitor.RunnerConfig{Store: st, Scraper: engine, Crawler: spy, Jobs: st,
@@ -70,7 +71,7 @@ func testCrawlTarget(t *testing.T, kind string) {
 	s.set("/b", "<p>beta</p>")
 	s.set("/c", "<p>gamma</p>")
 
-	o := crawl.JobOptions{Scrape: scrape.Options{Formats: []scrape.Format{{Type: scrape.FormatMarkdown}}, Timeout: 10 * time.Second},
+	o := crawljob.JobOptions{Scrape: scrape.Options{Formats: []scrape.Format{{Type: scrape.FormatMarkdown}}, Timeout: 10 * time.Second},
 		MaxConcurrency: 5, Rules: crawl.CrawlRules{DeduplicateSimilarURLs: true}, Sitemap: crawl.SitemapSkip}
 	echo, _ := json.Marshal(map[string]any{"type": "crawl", "id": "site", "url": s.url("/")})
 	target := monitor.Target{Type: monitor.TargetCrawl, ID: "site", URL: s.url("/"), Limit: 20, Crawl: &o, Scrape: o.Scrape, Echo: echo}
@@ -131,7 +132,7 @@ type crawlSpy struct {
 	team, maxc int
 }
 
-func (c *crawlSpy) StartCrawl(ctx context.Context, j store.Job, o crawl.JobOptions) error {
+func (c *crawlSpy) StartCrawl(ctx context.Context, j store.Job, o crawljob.JobOptions) error {
 	c.mu.Lock()
 	c.team, c.maxc = o.TeamConcurrency, o.MaxConcurrency
 	c.mu.Unlock()

@@ -13,7 +13,7 @@ import (
 
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/billing"
-	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/store"
@@ -58,9 +58,9 @@ type Target struct {
 	Echo   json.RawMessage `json:"echo"`
 	// URL, Limit and Crawl are a crawl target's start URL, page limit and
 	// crawl options (their Scrape is the target's scrape options).
-	URL   string            `json:"url,omitempty"`
-	Limit int               `json:"limit,omitempty"`
-	Crawl *crawl.JobOptions `json:"crawl,omitempty"`
+	URL   string               `json:"url,omitempty"`
+	Limit int                  `json:"limit,omitempty"`
+	Crawl *crawljob.JobOptions `json:"crawl,omitempty"`
 	// Search is a search target's settings.
 	Search *SearchTarget `json:"search,omitempty"`
 }

@@ -17,7 +17,7 @@ import (
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/changetrack"
-	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
@@ -30,9 +30,9 @@ type Scraper interface {
 	Scrape(ctx context.Context, opts scrape.Options) (*scrape.Document, error)
 }
 
-// Crawler starts a crawl job; *crawl.Runner implements it.
+// Crawler starts a crawl job; *crawljob.Runner implements it.
 type Crawler interface {
-	StartCrawl(ctx context.Context, j store.Job, o crawl.JobOptions) error
+	StartCrawl(ctx context.Context, j store.Job, o crawljob.JobOptions) error
 }
 
 // JobReader reads crawl jobs back; the store implements it.
@@ -441,7 +441,7 @@ func (r *Runner) startCrawls(ctx context.Context, c *store.MonitorCheck, cfg Con
 			}
 			err := r.cfg.Crawler.StartCrawl(ctx, store.Job{ID: id, TeamID: c.TeamID, URL: t.URL, Limit: t.Limit,
 				ZeroDataRetention: o.Scrape.ZeroDataRetention}, o)
-			if err != nil && !errors.Is(err, crawl.ErrIdempotencyKeyUsed) {
+			if err != nil && !errors.Is(err, crawljob.ErrIdempotencyKeyUsed) {
 				return false, fmt.Errorf("monitor: start crawl: %w", err)
 			}
 			tr.CrawlID = id

@@ -1,4 +1,4 @@
-package crawl_test
+package crawljob_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/queue/queuetest"
 	"github.com/firegate/firegate/internal/store"
 )
@@ -52,7 +52,7 @@ func TestDeadWorkersPages(t *testing.T) {
 			const deadAfter = time.Second
 			h := newHarness(t, st, harnessOptions{workers: 4, liveness: ws, deadAfter: deadAfter, deferStart: true})
 			o := defaultOptions()
-			id := crawl.NewJobID()
+			id := crawljob.NewJobID()
 			urls := []string{srv.URL + "/fine", srv.URL + "/retried", srv.URL + "/poison"}
 			if err := h.runner.StartBatch(t.Context(), store.Job{ID: id, TeamID: h.team.ID}, o, urls); err != nil {
 				t.Fatal(err)

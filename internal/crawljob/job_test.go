@@ -1,4 +1,4 @@
-package crawl_test
+package crawljob_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
@@ -34,14 +35,14 @@ type jobStore interface {
 type harness struct {
 	st     jobStore
 	team   store.Team
-	runner *crawl.Runner
+	runner *crawljob.Runner
 	q      *queue.Queue
 }
 
 type harnessOptions struct {
 	workers  int
 	webhooks *webhook.Sender
-	scraper  crawl.Scraper // default: a plain HTTP engine
+	scraper  crawljob.Scraper // default: a plain HTTP engine
 	// liveness, when set, makes the queue heartbeat and recover dead
 	// workers' jobs with the given timing.
 	liveness  queue.Liveness
@@ -70,7 +71,7 @@ func newHarness(t testing.TB, st jobStore, o harnessOptions) *harness {
 	if o.workers == 0 {
 		o.workers = 16
 	}
-	runner := crawl.NewRunner(crawl.RunnerConfig{Jobs: st, Scraper: o.scraper,
+	runner := crawljob.NewRunner(crawljob.RunnerConfig{Jobs: st, Scraper: o.scraper,
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Fetcher: fetcher, Webhooks: o.webhooks, Log: log})
 	workers := river.NewWorkers()
 	runner.Register(workers)
@@ -104,8 +105,8 @@ func newHarness(t testing.TB, st jobStore, o harnessOptions) *harness {
 }
 
 // defaultOptions are the API defaults of a crawl.
-func defaultOptions() crawl.JobOptions {
-	return crawl.JobOptions{
+func defaultOptions() crawljob.JobOptions {
+	return crawljob.JobOptions{
 		Scrape: scrape.Options{Formats: []scrape.Format{{Type: scrape.FormatMarkdown}}, OnlyMainContent: true,
 			Timeout: 30 * time.Second, Parsers: []scrape.Parser{{Type: "pdf", Mode: "auto"}}},
 		Rules: crawl.CrawlRules{DeduplicateSimilarURLs: true},
@@ -113,9 +114,9 @@ func defaultOptions() crawl.JobOptions {
 }
 
 // start begins a crawl of start with o and limit.
-func (h *harness) start(t testing.TB, start string, o crawl.JobOptions, limit int) string {
+func (h *harness) start(t testing.TB, start string, o crawljob.JobOptions, limit int) string {
 	t.Helper()
-	id := crawl.NewJobID()
+	id := crawljob.NewJobID()
 	err := h.runner.StartCrawl(t.Context(), store.Job{ID: id, TeamID: h.team.ID, URL: start, Limit: limit}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -192,23 +193,23 @@ func TestCrawlFindsExactlyTheExpectedPages(t *testing.T) {
 	cases := []struct {
 		name  string
 		spec  testsite.Spec
-		apply func(o *crawl.JobOptions)
+		apply func(o *crawljob.JobOptions)
 	}{
 		{name: "defaults", spec: testsite.Spec{}},
 		{name: "sitemap skip", spec: testsite.Spec{Sitemap: "skip"},
-			apply: func(o *crawl.JobOptions) { o.Sitemap = crawl.SitemapSkip }},
+			apply: func(o *crawljob.JobOptions) { o.Sitemap = crawl.SitemapSkip }},
 		{name: "sitemap only", spec: testsite.Spec{Sitemap: "only"},
-			apply: func(o *crawl.JobOptions) { o.Sitemap = crawl.SitemapOnly }},
+			apply: func(o *crawljob.JobOptions) { o.Sitemap = crawl.SitemapOnly }},
 		{name: "ignore robots", spec: testsite.Spec{IgnoreRobotsTxt: true},
-			apply: func(o *crawl.JobOptions) { o.IgnoreRobots = true }},
+			apply: func(o *crawljob.JobOptions) { o.IgnoreRobots = true }},
 		{name: "ignore query", spec: testsite.Spec{IgnoreQueryParameters: true},
-			apply: func(o *crawl.JobOptions) { o.Rules.IgnoreQueryParameters = true }},
+			apply: func(o *crawljob.JobOptions) { o.Rules.IgnoreQueryParameters = true }},
 		{name: "depth 1 no sitemap", spec: testsite.Spec{MaxDiscoveryDepth: intp(1), Sitemap: "skip"},
-			apply: func(o *crawl.JobOptions) { o.Rules.MaxDiscoveryDepth = intp(1); o.Sitemap = crawl.SitemapSkip }},
+			apply: func(o *crawljob.JobOptions) { o.Rules.MaxDiscoveryDepth = intp(1); o.Sitemap = crawl.SitemapSkip }},
 		{name: "under docs", spec: testsite.Spec{Start: "/docs/", Filter: testsite.Under("/docs/")}},
 		{name: "exclude blog", spec: testsite.Spec{Sitemap: "skip", Filter: func(pq string) bool {
 			return !slices.Contains([]string{"/blog", "/blog/"}, pq) && !hasPrefix(pq, "/blog/")
-		}}, apply: func(o *crawl.JobOptions) {
+		}}, apply: func(o *crawljob.JobOptions) {
 			o.Sitemap = crawl.SitemapSkip
 			o.Rules.ExcludePaths = []string{"^/blog(/|$)"}
 		}},
@@ -404,7 +405,7 @@ func TestBatchWebhooksArriveSignedInOrder(t *testing.T) {
 			o := defaultOptions()
 			o.Webhook = &webhook.Spec{URL: hook.URL, Metadata: map[string]any{"run": "t1"}}
 			urls := []string{srv.URL + "/about", srv.URL + "/blog/post-1", srv.URL + testsite.PathLoopA, srv.URL + "/docs/"}
-			id := crawl.NewJobID()
+			id := crawljob.NewJobID()
 			if err := h.runner.StartBatch(t.Context(), store.Job{ID: id, TeamID: h.team.ID}, o, urls); err != nil {
 				t.Fatal(err)
 			}
@@ -582,7 +583,7 @@ func TestReconcileQueuesALostKickoff(t *testing.T) {
 	}
 	// A crawl stored three minutes ago whose kickoff never reached the
 	// queue (its process died in between).
-	id := crawl.NewJobID()
+	id := crawljob.NewJobID()
 	created := time.Now().Add(-3 * time.Minute).UTC()
 	_, err = h.st.CreateJob(t.Context(), store.Job{ID: id, TeamID: h.team.ID, Kind: store.JobCrawl, URL: srv.URL + "/",
 		Limit: 10, Options: opts, CreatedAt: created, ExpiresAt: created.Add(24 * time.Hour)})

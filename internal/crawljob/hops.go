@@ -1,9 +1,10 @@
-package crawl
+package crawljob
 
 import (
 	"context"
 	"net/url"
 
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/fetch"
 )
 
@@ -12,7 +13,7 @@ import (
 // request's own CheckHop, if any). The crawl's robots.txt fetches go
 // through it with threat protection.
 type checkedFetcher struct {
-	f     Fetcher
+	f     crawl.Fetcher
 	check func(u *url.URL) error
 }
 

@@ -1,4 +1,4 @@
-package crawl
+package crawljob
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/firegate/firegate/internal/apierr"
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/pause"
@@ -116,7 +117,7 @@ func (w *kickoffWorker) Work(ctx context.Context, job *river.Job[kickoffArgs]) e
 		seeds = append(seeds, ju)
 	}
 	add(start)
-	if c.opts.Sitemap != SitemapSkip && r.cfg.Mapper != nil {
+	if c.opts.Sitemap != crawl.SitemapSkip && r.cfg.Mapper != nil {
 		for _, l := range r.sitemapURLs(ctx, c) {
 			u, err := url.Parse(l)
 			if err != nil {
@@ -157,12 +158,12 @@ func (w *kickoffWorker) Work(ctx context.Context, job *river.Job[kickoffArgs]) e
 // at most the crawl's limit of them, within the mapper's sitemap budget;
 // none when there is no sitemap.
 func (r *Runner) sitemapURLs(ctx context.Context, c *cachedJob) []string {
-	limit := MaxLimit
+	limit := crawl.MaxLimit
 	if c.job.Limit > 0 {
-		limit = min(c.job.Limit, MaxLimit)
+		limit = min(c.job.Limit, crawl.MaxLimit)
 	}
-	res, err := r.cfg.Mapper.Map(ctx, MapOptions{
-		URL: c.job.URL, Sitemap: SitemapOnly, Limit: limit,
+	res, err := r.cfg.Mapper.Map(ctx, crawl.MapOptions{
+		URL: c.job.URL, Sitemap: crawl.SitemapOnly, Limit: limit,
 		KeepQueryParameters: !c.opts.Rules.IgnoreQueryParameters,
 		KeepSimilarURLs:     true, NoPathFilter: true, AllowExternalLinks: true,
 		Headers: c.opts.Scrape.Headers,
@@ -280,7 +281,7 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	opts := c.opts.Scrape
 	opts.URL, opts.TeamID = a.URL, c.job.TeamID
 	wantLinks := hasFormat(opts.Formats, scrape.FormatLinks)
-	discover := c.rules != nil && c.opts.Sitemap != SitemapOnly && !a.Hidden
+	discover := c.rules != nil && c.opts.Sitemap != crawl.SitemapOnly && !a.Hidden
 	if a.Hidden {
 		opts.ChangeVisibility = scrape.VisibilityHidden
 	}
@@ -612,7 +613,7 @@ func (r *Runner) describe(err error) (code, msg string) {
 
 // robotsEntry is the robots.txt of one origin for one job.
 type robotsEntry struct {
-	robots *Robots
+	robots *crawl.Robots
 	at     time.Time
 }
 
@@ -621,7 +622,7 @@ const robotsTTL = 10 * time.Minute
 
 // robotsFor returns the robots.txt rules for u's origin in job c, fetched
 // once per process and origin; nil when the job ignores robots.txt.
-func (r *Runner) robotsFor(ctx context.Context, c *cachedJob, u *url.URL) *Robots {
+func (r *Runner) robotsFor(ctx context.Context, c *cachedJob, u *url.URL) *crawl.Robots {
 	if c.opts.IgnoreRobots || r.cfg.Fetcher == nil {
 		return nil
 	}
@@ -636,7 +637,7 @@ func (r *Runner) robotsFor(ctx context.Context, c *cachedJob, u *url.URL) *Robot
 	defer cancel()
 	// Threat protection: a blocked host's robots.txt is not fetched (its
 	// pages are refused when scraped), nor a redirect to one followed.
-	rb, err := FetchRobots(fctx, checkedFetcher{f: r.cfg.Fetcher, check: r.threatHop(c)}, u, r.cfg.UserAgent)
+	rb, err := crawl.FetchRobots(fctx, checkedFetcher{f: r.cfg.Fetcher, check: r.threatHop(c)}, u, r.cfg.UserAgent)
 	if err != nil {
 		r.cfg.Log.InfoContext(ctx, "robots.txt unavailable; allowing all", "job_id", c.job.ID, "host", u.Host, "err", err)
 	}

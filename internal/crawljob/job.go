@@ -1,4 +1,4 @@
-package crawl
+package crawljob
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -27,9 +28,9 @@ type JobOptions struct {
 	// Scrape are the validated scrape options of every page (URL unset).
 	Scrape scrape.Options `json:"scrape"`
 	// Rules are the crawler's URL rules (crawls only).
-	Rules CrawlRules `json:"rules"`
+	Rules crawl.CrawlRules `json:"rules"`
 	// Sitemap is include (""), skip or only (crawls only).
-	Sitemap SitemapMode `json:"sitemap,omitempty"`
+	Sitemap crawl.SitemapMode `json:"sitemap,omitempty"`
 	// IgnoreRobots crawls what robots.txt disallows.
 	IgnoreRobots bool `json:"ignoreRobots,omitempty"`
 	// Delay is a pause after each page; it makes the job run one page at a
@@ -70,9 +71,9 @@ type RunnerConfig struct {
 	Jobs    store.JobStore
 	Scraper Scraper
 	// Mapper finds sitemap URLs when a crawl starts.
-	Mapper *Mapper
+	Mapper *crawl.Mapper
 	// Fetcher fetches robots.txt.
-	Fetcher Fetcher
+	Fetcher crawl.Fetcher
 	// Ledger, when nil, charges nothing.
 	Ledger Charger
 	// Limiter counts concurrent pages (per team, per job, per host); nil
@@ -330,7 +331,7 @@ func (r *Runner) fail(ctx context.Context, id, msg string) {
 type cachedJob struct {
 	job      store.Job
 	opts     JobOptions
-	rules    *Rules // crawls only
+	rules    *crawl.Rules // crawls only
 	readAt   time.Time
 	progress time.Time           // last progress log
 	started  time.Time           // first page seen by this process
@@ -384,7 +385,7 @@ func (r *Runner) jobWithin(ctx context.Context, id string, maxAge time.Duration)
 		return nil, fmt.Errorf("crawl: decode job options: %w", err)
 	}
 	if j.Kind == store.JobCrawl {
-		rules, err := NewRules(j.URL, c.opts.Rules)
+		rules, err := crawl.NewRules(j.URL, c.opts.Rules)
 		if err != nil {
 			return nil, fmt.Errorf("crawl: job rules: %w", err)
 		}

@@ -1,4 +1,4 @@
-package crawl_test
+package crawljob_test
 
 import (
 	"encoding/json"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/llm/llmtest"
@@ -50,10 +50,10 @@ func extractHarness(t *testing.T, kind string, hooks *webhook.Sender) *harness {
 
 // extractOptions are an extract's job options as POST /v2/extract makes
 // them.
-func extractOptions(hook string) crawl.JobOptions {
+func extractOptions(hook string) crawljob.JobOptions {
 	schema := json.RawMessage(`{"type":"object","properties":{"headings":{"type":"array","items":{"type":"string"}}}}`)
-	o := crawl.JobOptions{Scrape: scrape.Options{Formats: []scrape.Format{{Type: scrape.FormatJSON, Schema: schema, Prompt: "the headings"}},
-		OnlyMainContent: true, Timeout: 30 * time.Second}, Extract: &crawl.ExtractOptions{ShowSources: true}}
+	o := crawljob.JobOptions{Scrape: scrape.Options{Formats: []scrape.Format{{Type: scrape.FormatJSON, Schema: schema, Prompt: "the headings"}},
+		OnlyMainContent: true, Timeout: 30 * time.Second}, Extract: &crawljob.ExtractOptions{ShowSources: true}}
 	if hook != "" {
 		o.Webhook = &webhook.Spec{URL: hook}
 	}
@@ -89,7 +89,7 @@ func TestExtractJob(t *testing.T) {
 			t.Cleanup(hook.Close)
 			h := extractHarness(t, kind, webhook.NewSender(webhook.Options{AllowPrivate: true}, testenv.Logger(t)))
 			urls := []string{srv.URL + "/about", srv.URL + "/blog/post-1", srv.URL + testsite.PathLoopA}
-			id := crawl.NewJobID()
+			id := crawljob.NewJobID()
 			o := extractOptions(hook.URL)
 			if err := h.runner.StartBatch(t.Context(), store.Job{ID: id, TeamID: h.team.ID}, o, urls); err != nil {
 				t.Fatal(err)
@@ -98,7 +98,7 @@ func TestExtractJob(t *testing.T) {
 			if j.Status != store.JobCompleted || j.Documents != 2 || j.CreditsUsed != 16 {
 				t.Fatalf("job %s: %d documents, %d credits; want completed, 2, 16", j.Status, j.Documents, j.CreditsUsed)
 			}
-			res, err := crawl.ExtractOutcome(t.Context(), h.st, j, o)
+			res, err := crawljob.ExtractOutcome(t.Context(), h.st, j, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestExtractJob(t *testing.T) {
 			}
 
 			// An extract is no batch to append to.
-			if err := h.runner.AppendBatch(t.Context(), h.team.ID, id, []string{srv.URL + "/docs/"}); !errors.Is(err, crawl.ErrJobNotFound) {
+			if err := h.runner.AppendBatch(t.Context(), h.team.ID, id, []string{srv.URL + "/docs/"}); !errors.Is(err, crawljob.ErrJobNotFound) {
 				t.Errorf("AppendBatch to an extract: %v", err)
 			}
 		})
@@ -149,7 +149,7 @@ func TestExtractJobFails(t *testing.T) {
 			hook := httptest.NewServer(rec)
 			t.Cleanup(hook.Close)
 			h := extractHarness(t, kind, webhook.NewSender(webhook.Options{AllowPrivate: true}, testenv.Logger(t)))
-			id := crawl.NewJobID()
+			id := crawljob.NewJobID()
 			o := extractOptions("")
 			o.Webhook = &webhook.Spec{URL: hook.URL, Events: []string{"extract.failed", "completed"}}
 			if err := h.runner.StartBatch(t.Context(), store.Job{ID: id, TeamID: h.team.ID}, o, []string{"http://127.0.0.1:1/"}); err != nil {
@@ -199,12 +199,12 @@ func TestExtractJobRealModel(t *testing.T) {
 	o := extractOptions("")
 	o.Scrape.Timeout = 3 * time.Minute
 	o.Scrape.Formats[0].Prompt = "The page's main heading, exactly as written"
-	id := crawl.NewJobID()
+	id := crawljob.NewJobID()
 	if err := h.runner.StartBatch(t.Context(), store.Job{ID: id, TeamID: h.team.ID}, o, []string{srv.URL + "/a", srv.URL + "/b"}); err != nil {
 		t.Fatal(err)
 	}
 	j := h.wait(t, id, 5*time.Minute)
-	res, err := crawl.ExtractOutcome(t.Context(), h.st, j, o)
+	res, err := crawljob.ExtractOutcome(t.Context(), h.st, j, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package crawl_test
+package crawljob_test
 
 import (
 	"fmt"
