@@ -1,6 +1,6 @@
 // Package apierr is the one table that turns domain errors into the API's
 // status, code and message; the HTTP layer renders it as the envelope and
-// the crawl runner records it for failed pages.
+// the crawl job runner records it for failed pages.
 package apierr
 
 import (
@@ -10,6 +10,7 @@ import (
 
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/media"
@@ -29,9 +30,9 @@ type Mapped struct {
 }
 
 // Coded is a sentinel error that carries its own API mapping. Packages that
-// sit above this one (they use it, so the table cannot import them: crawl,
-// monitor) declare their sentinels with New; the table matches them at the
-// place their rows had.
+// sit above this one (they use it, so the table cannot import them:
+// monitor, through crawljob) declare their sentinels with New; the table
+// matches them at the place their rows had.
 type Coded struct {
 	text    string
 	status  int
@@ -84,7 +85,11 @@ var table = []mapping{
 	{scrape.ErrInvalidSchema, http.StatusUnprocessableEntity, "SCRAPE_JSON_SCHEMA_INVALID", ""},
 	{scrape.ErrLLMUnavailable, http.StatusBadGateway, "SCRAPE_LLM_UNAVAILABLE", ""},
 	{scrape.ErrPromptInjection, http.StatusForbidden, "SCRAPE_PROMPT_INJECTION_DETECTED", ""},
-	// crawl (MAP_*) and monitor sentinels: see Coded.
+	{crawl.ErrTimeout, http.StatusRequestTimeout, "MAP_TIMEOUT", "The map operation timed out before it finished. Raise timeout, lower limit, or set sitemap to skip or only."},
+	{crawl.ErrBlocked, http.StatusForbidden, "MAP_TARGET_NOT_ALLOWED", "Forbidden: the URL resolves to a private or otherwise non-public address, which this server does not fetch."},
+	{crawl.ErrUnreachable, http.StatusInternalServerError, "MAP_FAILED", "Map failed: the start URL could not be fetched and no sitemap of the site listed any URL."},
+	{crawl.ErrInvalidOptions, http.StatusBadRequest, "BAD_REQUEST", ""},
+	// monitor sentinels: see Coded.
 	{target: nil},
 	{interact.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Browser session not found."},
 	{interact.ErrDestroyed, http.StatusGone, "SESSION_DESTROYED", "Browser session has been destroyed."},
