@@ -11,6 +11,7 @@ import (
 	"github.com/firegate/firegate/internal/agent"
 	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/monitor"
+	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/webhook"
@@ -32,7 +33,7 @@ type jobs struct {
 // openJobs builds the queue on the store's database, the crawl runner and
 // the agent runner. rc and ac carry the scrape-side collaborators; the
 // store, webhook sender and settings from cfg are filled in here.
-func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawljob.RunnerConfig, ac agent.Config, mc monitor.RunnerConfig, log *slog.Logger) (*jobs, error) {
+func openJobs(ctx context.Context, cfg Config, st store.Store, policy *netguard.Policy, rc crawljob.RunnerConfig, ac agent.Config, mc monitor.RunnerConfig, log *slog.Logger) (*jobs, error) {
 	js, ok := st.(store.JobStore)
 	if !ok {
 		return nil, fmt.Errorf("jobs: store %T keeps no jobs", st)
@@ -40,10 +41,8 @@ func openJobs(ctx context.Context, cfg Config, st store.Store, rc crawljob.Runne
 	rc.Jobs = js
 	rc.TTL = cfg.JobTTL
 	rc.Log = log
-	policy, err := cfg.netPolicy()
-	if err != nil {
-		return nil, err
-	}
+	// The process's one policy: what it reserves (a local Chrome's
+	// DevTools port) holds for webhooks too.
 	rc.Webhooks = webhook.NewSender(webhook.Options{Secret: cfg.WebhookSecret, Policy: policy}, log)
 	runner := crawljob.NewRunner(rc)
 	runs, ok := st.(store.AgentStore)

@@ -410,7 +410,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		mc.Email = &monitor.Email{Sender: mail.NewSender(cfg.SMTP), Secret: []byte(cfg.EmailSecret), PublicURL: cfg.PublicURL, Log: log}
 		log.InfoContext(ctx, "monitor emails on", "smtp_host", cfg.SMTP.Host, "smtp_port", cfg.SMTP.Port, "tls", cfg.SMTP.TLS)
 	}
-	jobsRT, err := openJobs(ctx, cfg, st, rc, ac, mc, log)
+	jobsRT, err := openJobs(ctx, cfg, st, policy, rc, ac, mc, log)
 	if err != nil {
 		return err
 	}
