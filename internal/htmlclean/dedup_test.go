@@ -40,3 +40,19 @@ func TestLoadingPlaceholder(t *testing.T) {
 		t.Errorf("placeholder: %s", got)
 	}
 }
+
+// A block holding only a reading-time label goes; a sentence giving the
+// time and a recipe's cooking time stay.
+func TestReadingTimeLabel(t *testing.T) {
+	t.Parallel()
+	page := `<html><body><main><h1>Kettle</h1><div class="meta"><span>4 min read</span></div><p>` + strings.Repeat("Boils a litre in three minutes and switches itself off. ", 4) + `</p>
+<p><span>Reading time: 12 minutes</span></p><p>It takes a 5 min read of the manual to descale it.</p><p><span>15 minutes</span></p></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, "4 min read") || strings.Contains(got, "Reading time") ||
+		!strings.Contains(got, "5 min read of the manual") || !strings.Contains(got, "15 minutes") {
+		t.Errorf("reading time: %s", got)
+	}
+}

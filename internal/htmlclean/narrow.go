@@ -1,6 +1,7 @@
 package htmlclean
 
 import (
+	"regexp"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -200,7 +201,7 @@ func removeNotices(root, anchor *html.Node) {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
-		if adLabels[t] {
+		if adLabels[t] || readingTime.MatchString(t) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
 				notices = append(notices, b)
 			}
@@ -235,6 +236,11 @@ var adLabels = map[string]bool{"advertisement": true, "advertisements": true, "s
 	"ad": true, "sponsored content": true, "paid content": true,
 	// placeholders of content loaded by script
 	"loading": true, "loading...": true, "loading…": true}
+
+// readingTime matches a lower-case reading-time label ("4 min read",
+// "15 minute read time", "reading time: 3 minutes"): a block holding only
+// one is removed like an ad label.
+var readingTime = regexp.MustCompile(`^(?:(?:estimated )?read(?:ing)? time:? *\d+(?:-\d+)? *(?:min|mins|minutes?)\.?|\d+(?:-\d+)? *(?:min|mins|minutes?)\.? (?:read|reading)(?: time)?)$`)
 
 // firstText is the first non-blank text node under n.
 func firstText(n *html.Node) *html.Node {
