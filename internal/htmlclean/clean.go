@@ -56,7 +56,7 @@ func Clean(doc *html.Node, opts Options) (*html.Node, error) {
 	root := findBody(doc)
 	var pk pageKind
 	if opts.OnlyMainContent {
-		pk = detectKind(doc) // before basic removes the scripts
+		pk = detectKind(doc, opts.BaseURL) // before basic removes the scripts
 	}
 	expandNoscript(root)
 	basic(doc, opts.BaseURL)

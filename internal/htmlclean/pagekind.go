@@ -1,6 +1,7 @@
 package htmlclean
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode"
@@ -31,7 +32,7 @@ var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductG
 // product, or one to maxProductObjects schema.org Product objects (JSON-LD,
 // else microdata), make a product page; og:type product.group, or more
 // products, a collection of them.
-func detectKind(doc *html.Node) pageKind {
+func detectKind(doc *html.Node, u *url.URL) pageKind {
 	products, og, group, micro, forum, qa := 0, false, false, 0, false, false
 	for n := doc; n != nil; {
 		if n.Type == html.ElementNode {
@@ -78,10 +79,29 @@ func detectKind(doc *html.Node) pageKind {
 		return kindForum
 	case group:
 		return kindUnknown
+	case !qa && products == 0 && !og && micro == 0 && threadURL(u):
+		// No markup, but the address names a thread.
+		return kindForum
 	case og, products >= 1 && products <= maxProductObjects, products == 0 && micro >= 1 && micro <= maxProductObjects:
 		return kindProduct
 	}
 	return kindUnknown
+}
+
+// threadURL reports an address whose path has a segment naming a
+// discussion thread ("/forum/...", "/threads/...", "viewtopic.php",
+// "/comments/..."): the convention of forum software, whatever the site.
+func threadURL(u *url.URL) bool {
+	if u == nil {
+		return false
+	}
+	for _, seg := range strings.FieldsFunc(strings.ToLower(u.Path), func(r rune) bool { return r == '/' || r == '.' }) {
+		switch seg {
+		case "forum", "forums", "thread", "threads", "showthread", "viewtopic", "discussion", "discussions", "comments":
+			return true
+		}
+	}
+	return false
 }
 
 // maxProductObjects: a page describing more products than this is a

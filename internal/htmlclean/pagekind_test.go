@@ -1,6 +1,7 @@
 package htmlclean
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -34,7 +35,7 @@ func TestDetectKind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := detectKind(doc); got != tc.want {
+		if got := detectKind(doc, nil); got != tc.want {
 			t.Errorf("%s: kind %d, want %d", tc.name, got, tc.want)
 		}
 	}
@@ -102,5 +103,29 @@ func TestForumKeepsCommentPosts(t *testing.T) {
 	}
 	if strings.Contains(article, "get a dobsonian") {
 		t.Errorf("a page that is not a forum kept its comments: %s", article)
+	}
+	// Without markup, an address naming a thread makes it one; an
+	// article's address does not.
+	for _, tc := range []struct {
+		addr string
+		keep bool
+	}{
+		{"https://example.org/forums/threads/which-first-telescope.4412/", true},
+		{"https://example.org/board/viewtopic.php?t=12", true},
+		{"https://example.org/r/astro/comments/abc/which_first_telescope/", true},
+		{"https://example.org/news/2024/which-first-telescope", false},
+		{"https://example.org/threadless-tees/", false},
+	} {
+		u, err := url.Parse(tc.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cleanString(t, `<html><head></head><body>`+body+`</body></html>`, Options{OnlyMainContent: true, BaseURL: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := strings.Contains(got, "get a dobsonian"); kept != tc.keep {
+			t.Errorf("%s: posts kept %v, want %v: %s", tc.addr, kept, tc.keep, got)
+		}
 	}
 }
