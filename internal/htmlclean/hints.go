@@ -135,6 +135,9 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 	if isHiddenToken(string(low)) {
 		return hintNegative, -25
 	}
+	if isPosterToken(tok) {
+		return hintNegative, -25
+	}
 	if isSearchResults(string(low)) {
 		// The results of a search are the page's content, not its
 		// search box.
@@ -189,6 +192,24 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 		return hintNone, -25
 	}
 	return hintNone, 0
+}
+
+// posterWords are the class words, alone or two run together, of a forum
+// poster's title, banner, rank and statistics beside each post
+// ("userTitle", "message-userBanner", "user_rank", "author_statistics").
+var posterWords = map[string]bool{"usertitle": true, "userbanner": true, "userrank": true,
+	"memberrank": true, "userstats": true, "authorstatistics": true, "userstatistics": true}
+
+// isPosterToken reports a class token naming a part of a forum poster's
+// card.
+func isPosterToken(tok string) bool {
+	ws := splitWords(tok)
+	for i, w := range ws {
+		if posterWords[w] || (i > 0 && posterWords[ws[i-1]+w]) {
+			return true
+		}
+	}
+	return false
 }
 
 // isSearchResults reports a lower-case class token naming search results

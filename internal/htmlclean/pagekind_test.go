@@ -129,3 +129,37 @@ func TestForumKeepsCommentPosts(t *testing.T) {
 		}
 	}
 }
+
+// A poster's title, banner and statistics beside each post go by their
+// class words; a board member's title on a company page stays.
+func TestPosterCardParts(t *testing.T) {
+	t.Parallel()
+	post := func(who, text string) string {
+		return `<article class="message"><h4>` + who + `</h4><h5 class="userTitle message-userTitle">Well-known member</h5>` +
+			`<div class="userBanner message-userBanner"><strong>Premium Member</strong></div><div class="author_statistics">Posts: 116 Threads: 23</div><div class="message-body"><p>` +
+			strings.Repeat(text+" ", 5) + `</p></div></article>`
+	}
+	page := `<html><body><main><h1>Which first telescope?</h1>` + post("ann", "A reflector gives the most aperture for the money, get a dobsonian.") +
+		post("bob", "Refractors need no collimation, which beginners appreciate on cold nights.") + `</main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") {
+		t.Errorf("lost a post: %s", got)
+	}
+	for _, gone := range []string{"Well-known member", "Premium Member", "Posts: 116"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept the poster's %q: %s", gone, got)
+		}
+	}
+	board := `<html><body><main><h1>Our board</h1><div class="board"><h3>Ann Smith</h3><p class="board-member-title">Chair of the Board</p><p>` +
+		strings.Repeat("Ann has led the company's audit committee for ten years. ", 4) + `</p></div></main></body></html>`
+	got, err = cleanString(t, board, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Chair of the Board") {
+		t.Errorf("a board member's title went: %s", got)
+	}
+}
