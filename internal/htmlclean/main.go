@@ -326,7 +326,7 @@ func mainContent(root *html.Node, pk pageKind) {
 			narrowAround(root, anchor)
 		}
 	}
-	removeNotices(root, anchor)
+	removeNotices(root, anchor, pk)
 	removeBoilerplateSections(root, anchor, pk)
 	removeDuplicateBlocks(root, grid)
 }

@@ -174,6 +174,9 @@ var ctaPhrases = map[string]bool{
 	"quick view": true, "quick shop": true, "choose options": true, "select options": true,
 	"notify me": true, "write a review": true, "compare": true, "add to compare": true,
 	"reply": true, "reply with quote": true, "quote": true, "multi-quote": true, "multiquote": true,
+	"log in to reply": true, "login to reply": true, "sign in to reply": true, "reply to this topic": true,
+	"reply to this thread": true, "start new topic": true, "new topic": true, "new thread": true, "post reply": true,
+	"create post": true, "upvote": true, "downvote": true,
 	"report": true, "report post": true, "permalink": true, "ask question": true, "ask a question": true,
 }
 
@@ -194,14 +197,14 @@ const maxNoticeText = 160
 // removeNotices removes the short blocks that open with a copyright sign or
 // "Copyright", or with "Powered by": site notices, not content. A block that
 // holds the anchor is kept.
-func removeNotices(root, anchor *html.Node) {
+func removeNotices(root, anchor *html.Node, pk pageKind) {
 	var notices []*html.Node
 	for n := root; n != nil; n = next(n, root, false) {
 		if n.Type != html.TextNode {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
-		if adLabels[t] || readingTime.MatchString(t) {
+		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || (pk == kindForum && posterStat.MatchString(t)) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
 				notices = append(notices, b)
 			}
@@ -241,6 +244,16 @@ var adLabels = map[string]bool{"advertisement": true, "advertisements": true, "s
 // "15 minute read time", "reading time: 3 minutes"): a block holding only
 // one is removed like an ad label.
 var readingTime = regexp.MustCompile(`^(?:(?:estimated )?read(?:ing)? time:? *\d+(?:-\d+)? *(?:min|mins|minutes?)\.?|\d+(?:-\d+)? *(?:min|mins|minutes?)\.? (?:read|reading)(?: time)?)$`)
+
+// posterLabel matches the lower-case lines of a forum poster's card: a
+// member rank ("Well-known member", "2+ year member", "Original poster")
+// or a statistic ("Join date: Aug 2008", "Posts: 1,077"). A block holding
+// only one is removed.
+var posterLabel = regexp.MustCompile(`^(?:(?:\d+\+? years? )?(?:new|senior|junior|active|well-known|premium|established|valued|registered|full|supporting|elite|veteran|trusted|verified|regular) member|original poster|(?:join date|joined|posts|threads|messages|reaction score|likes received): [\w ,.]{1,20})$`)
+
+// posterStat matches, on a forum thread, a poster's statistic written
+// without a colon ("Joined Feb 2019", "Posts 1,077").
+var posterStat = regexp.MustCompile(`^(?:join date|joined|posts|threads|messages|reaction score|likes received) [\w ,.]{1,20}$`)
 
 // firstText is the first non-blank text node under n.
 func firstText(n *html.Node) *html.Node {

@@ -163,3 +163,36 @@ func TestPosterCardParts(t *testing.T) {
 		t.Errorf("a board member's title went: %s", got)
 	}
 }
+
+// The lines of a poster's card go by their text: ranks and statistics
+// with a colon on any page, without one only on a forum thread (a seller's
+// "Joined Feb 1999" on a product page stays); thread controls go.
+func TestPosterLabels(t *testing.T) {
+	t.Parallel()
+	post := func(who, text string) string {
+		return `<div class="post"><div><b>` + who + `</b></div><div>Well-known member</div><div>Join Date: Aug 2008</div><div>Joined Feb 2019</div><div class="comment-body"><p>` +
+			strings.Repeat(text+" ", 5) + `</p></div><a href="/login">Log in to reply</a></div>`
+	}
+	body := `<main><h1>Which first telescope?</h1>` + post("ann", "A reflector gives the most aperture for the money, get a dobsonian.") +
+		post("bob", "Refractors need no collimation, which beginners appreciate on cold nights.") + `</main>`
+	forum := `<html><head><script type="application/ld+json">{"@type":"DiscussionForumPosting","headline":"Which first telescope?"}</script></head><body>` + body + `</body></html>`
+	got, err := cleanString(t, forum, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") {
+		t.Errorf("lost a post: %s", got)
+	}
+	for _, gone := range []string{"Well-known member", "Join Date", "Joined Feb", "Log in to reply"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept %q: %s", gone, got)
+		}
+	}
+	got, err = cleanString(t, `<html><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, "Join Date") || !strings.Contains(got, "Joined Feb 2019") {
+		t.Errorf("without forum markup: %s", got)
+	}
+}
