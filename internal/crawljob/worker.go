@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawl"
@@ -209,8 +211,69 @@ const slotWaitFresh = 10 * time.Millisecond
 const acquireWait = 5 * time.Second
 
 // Work scrapes one page of a job and, for a crawl, claims and queues the
-// links it finds.
-func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
+// links it finds. On the job's last attempt an error (or a panic) fails the
+// page instead of leaving River to discard the job with the URL pending,
+// which would keep the job scraping forever.
+func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) (err error) {
+	if job.Attempt < job.MaxAttempts {
+		return w.work(ctx, job)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			w.r.cfg.Log.ErrorContext(ctx, "page worker panicked", "job_id", job.Args.Job,
+				"url", logsafe.URL(job.Args.URL), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", p)
+		}
+		var snooze *river.JobSnoozeError
+		if err == nil || errors.As(err, &snooze) {
+			return
+		}
+		if gerr := w.r.giveUp(ctx, job.Args, job.Attempt, err.Error()); gerr != nil {
+			err = errors.Join(err, gerr)
+		} else {
+			err = nil
+		}
+	}()
+	return w.work(ctx, job)
+}
+
+// maxReason bounds the last error quoted in a given-up page's message.
+const maxReason = 300
+
+// giveUp fails a page whose job spent its attempts (the last ended with
+// reason), unless it was settled before, and completes the job when it was
+// its last page. It runs in a worker's last attempt and in Reconcile, for a
+// job River discarded.
+func (r *Runner) giveUp(ctx context.Context, a pageArgs, attempts int, reason string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	c, err := r.job(ctx, a.Job)
+	if errors.Is(err, ErrJobNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	state, err := r.cfg.Jobs.URLState(ctx, a.Job, a.Key)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && state != store.URLPending) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(reason) > maxReason {
+		reason = reason[:maxReason] + "…"
+	}
+	reason = strings.ToValidUTF8(reason, "")
+	msg := fmt.Sprintf("Scraping this page failed on all of its %d attempts; the page was given up. The last attempt's error: %s", attempts, reason)
+	code, msg := r.describe(&scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
+	r.cfg.Log.WarnContext(ctx, "page given up after its attempts failed", "job_id", a.Job, "url", logsafe.URL(a.URL),
+		"attempts", attempts, "err", reason)
+	r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind, &c.opts).PageFailed(a.Job, a.URL, msg), false)
+	return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
+}
+
+func (w *pageWorker) work(ctx context.Context, job *river.Job[pageArgs]) error {
 	r, a := w.r, job.Args
 	c, err := r.job(ctx, a.Job)
 	if errors.Is(err, ErrJobNotFound) {
@@ -288,7 +351,7 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	if discover && !wantLinks {
 		opts.Formats = append(append([]scrape.Format(nil), opts.Formats...), scrape.Format{Type: scrape.FormatLinks})
 	}
-	doc, scrapeErr := r.cfg.Scraper.Scrape(ctx, opts)
+	doc, scrapeErr := r.scrapeHolding(ctx, opts, release)
 	if c.opts.Delay > 0 {
 		_ = pause.For(ctx, c.opts.Delay)
 	} else if hostDelay > 0 {
@@ -329,6 +392,21 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) error {
 	}
 	r.charge(ctx, c, a, credits)
 	return r.finishDoc(ctx, c, a, store.URLResult{State: store.URLDone, Document: data, Credits: credits}, data)
+}
+
+// scrapeHolding scrapes with the page's slots held; a scraper that panics
+// gives them back before the panic goes on (to River, which retries the
+// job), so a panicking page does not use up its team's concurrency.
+func (r *Runner) scrapeHolding(ctx context.Context, opts scrape.Options, release func()) (*scrape.Document, error) {
+	done := false
+	defer func() {
+		if !done {
+			release()
+		}
+	}()
+	doc, err := r.cfg.Scraper.Scrape(ctx, opts)
+	done = true
+	return doc, err
 }
 
 // discover claims the page's links the rules allow and queues them.
@@ -566,10 +644,17 @@ const stuckAfter = 2 * time.Minute
 // that are not one transaction: a crawl whose kickoff was never queued (the
 // process died between storing the job and queueing it) gets its kickoff;
 // a job whose every page finished but which was never marked complete is
-// completed. (A job with skipped pages in that state is not detected.)
+// completed (a job with skipped pages in that state is not detected); a
+// page whose queue job River discarded, its attempts spent, with the URL
+// still pending (the worker could not record the failure: the process died,
+// or the store failed) is failed with the job's last error, completing its
+// job when it was the last.
 func (r *Runner) Reconcile(ctx context.Context) error {
 	ids, err := r.cfg.Jobs.ScrapingJobs(ctx)
 	if err != nil {
+		return err
+	}
+	if err := r.giveUpDiscarded(ctx, ids); err != nil {
 		return err
 	}
 	for _, id := range ids {
@@ -590,6 +675,39 @@ func (r *Runner) Reconcile(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// discardedLister lists the queue's discarded jobs; *queue.Queue
+// implements it.
+type discardedLister interface {
+	Discarded(ctx context.Context, kind string, each func(*rivertype.JobRow) error) error
+}
+
+// giveUpDiscarded fails the pending pages of the running jobs ids whose
+// queue jobs River discarded.
+func (r *Runner) giveUpDiscarded(ctx context.Context, ids []string) error {
+	q, ok := r.q.(discardedLister)
+	if !ok || len(ids) == 0 {
+		return nil
+	}
+	running := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		running[id] = true
+	}
+	return q.Discarded(ctx, pageArgs{}.Kind(), func(row *rivertype.JobRow) error {
+		var a pageArgs
+		if err := json.Unmarshal(row.EncodedArgs, &a); err != nil || !running[a.Job] {
+			return nil
+		}
+		reason := "unknown"
+		if n := len(row.Errors); n > 0 {
+			reason = row.Errors[n-1].Error
+		}
+		if err := r.giveUp(ctx, a, row.Attempt, reason); err != nil {
+			r.cfg.Log.ErrorContext(ctx, "give up a discarded page", "job_id", a.Job, "url", logsafe.URL(a.URL), "err", err)
+		}
+		return nil
+	})
 }
 
 // stopped reports whether a job in status no longer starts pages.

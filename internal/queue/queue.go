@@ -79,6 +79,7 @@ type client interface {
 	StopAndCancel(ctx context.Context) error
 	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 	InsertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
 }
 
 // Queue inserts jobs and, when it has workers, runs them.
@@ -333,6 +334,29 @@ func (q *Queue) InsertMany(ctx context.Context, params []river.InsertManyParams)
 		return fmt.Errorf("queue: insert %d jobs: %w", len(params), err)
 	}
 	return nil
+}
+
+// Discarded calls each for every job of kind that River discarded (its
+// attempts spent) and still keeps (a day), a page at a time, oldest first;
+// it stops at each's first error.
+func (q *Queue) Discarded(ctx context.Context, kind string, each func(*rivertype.JobRow) error) error {
+	const page = 500
+	params := river.NewJobListParams().Kinds(kind).States(rivertype.JobStateDiscarded).First(page)
+	for {
+		res, err := q.c.JobList(ctx, params)
+		if err != nil {
+			return fmt.Errorf("queue: list discarded %s jobs: %w", kind, err)
+		}
+		for _, j := range res.Jobs {
+			if err := each(j); err != nil {
+				return err
+			}
+		}
+		if len(res.Jobs) < page || res.LastCursor == nil {
+			return nil
+		}
+		params = params.After(res.LastCursor)
+	}
 }
 
 // Depth counts jobs waiting to run, for metrics.

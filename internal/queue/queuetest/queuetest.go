@@ -5,6 +5,7 @@ package queuetest
 import (
 	"database/sql"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -38,4 +39,85 @@ func StageRunning(t testing.TB, db any, kind, arg, value string, attempt int, wo
 	if n != 1 {
 		t.Fatalf("stage %s job with %s %s: %d jobs", kind, arg, value, n)
 	}
+}
+
+// waitStaged runs stage (an UPDATE of the one job matched, when it is not
+// running) until it changes a row: a job running now is left to end its
+// attempt. It fails t after 30 s.
+func waitStaged(t testing.TB, what string, stage func() int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for stage() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("stage %s: no such job waiting to run", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// idleStates are the states of a job waiting for its next attempt.
+const idleStates = `('available', 'retryable', 'scheduled')`
+
+// StageNextAttempt makes the one job of kind whose args member arg is value,
+// once it is waiting for its next attempt, available now with attempt
+// attempts spent, so its next run is attempt+1 (with attempt
+// max_attempts-1, its last). It waits for a running job to end its attempt.
+func StageNextAttempt(t testing.TB, db any, kind, arg, value string, attempt int) {
+	t.Helper()
+	waitStaged(t, kind+" "+value, func() int64 {
+		switch db := db.(type) {
+		case interface{ Pool() *pgxpool.Pool }:
+			return pgExec(t, db.Pool(), `UPDATE river_job SET state = 'available', attempt = $3, scheduled_at = now()
+				WHERE kind = $1 AND args->>$4 = $2 AND state IN `+idleStates, kind, value, attempt, arg)
+		case interface{ WriteDB() *sql.DB }:
+			return sqliteExec(t, db.WriteDB(), `UPDATE river_job SET state = 'available', attempt = ?3,
+				scheduled_at = datetime('now', 'subsec')
+				WHERE kind = ?1 AND json_extract(args, '$.' || ?4) = ?2 AND state IN `+idleStates, kind, value, attempt, arg)
+		}
+		t.Fatalf("queuetest: %T is neither a Postgres nor a SQLite store", db)
+		return 0
+	})
+}
+
+// StageDiscarded makes the one job of kind whose args member arg is value,
+// once it is waiting for its next attempt, discarded as River leaves a job
+// whose attempts are spent, its last attempt ending with reason (as the
+// job of a process that was down when it was discarded would be found).
+func StageDiscarded(t testing.TB, db any, kind, arg, value, reason string) {
+	t.Helper()
+	waitStaged(t, kind+" "+value, func() int64 {
+		switch db := db.(type) {
+		case interface{ Pool() *pgxpool.Pool }:
+			return pgExec(t, db.Pool(), `UPDATE river_job SET state = 'discarded', attempt = max_attempts, finalized_at = now(),
+				errors = array_append(errors, jsonb_build_object('at', now(), 'attempt', max_attempts, 'error', $3::text, 'trace', ''))
+				WHERE kind = $1 AND args->>$4 = $2 AND state IN `+idleStates, kind, value, reason, arg)
+		case interface{ WriteDB() *sql.DB }:
+			return sqliteExec(t, db.WriteDB(), `UPDATE river_job SET state = 'discarded', attempt = max_attempts,
+				finalized_at = datetime('now', 'subsec'),
+				errors = json_insert(coalesce(errors, json('[]')), '$[#]',
+					json_object('at', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'attempt', max_attempts, 'error', ?3, 'trace', ''))
+				WHERE kind = ?1 AND json_extract(args, '$.' || ?4) = ?2 AND state IN `+idleStates, kind, value, reason, arg)
+		}
+		t.Fatalf("queuetest: %T is neither a Postgres nor a SQLite store", db)
+		return 0
+	})
+}
+
+func pgExec(t testing.TB, pool *pgxpool.Pool, q string, args ...any) int64 {
+	t.Helper()
+	tag, err := pool.Exec(t.Context(), q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tag.RowsAffected()
+}
+
+func sqliteExec(t testing.TB, db *sql.DB, q string, args ...any) int64 {
+	t.Helper()
+	res, err := db.ExecContext(t.Context(), q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := res.RowsAffected()
+	return n
 }
