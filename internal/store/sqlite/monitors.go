@@ -554,12 +554,17 @@ func (s *Store) QueuedChecks(ctx context.Context, before time.Time, limit int) (
 // DeleteExpiredChecks deletes finished checks past their monitor's
 // retention.
 func (s *Store) DeleteExpiredChecks(ctx context.Context, now time.Time) (int, error) {
-	// Stored times are fixed-width UTC text, so the cutoff is computed in
-	// Go per retention and compared as text.
+	// Stored times are fixed-width UTC text to the microsecond (see
+	// timeFormat), compared as text: the cutoff is now less the monitor's
+	// retention in whole days, so SQLite shifts the date and time to the
+	// second and the stored layout's fraction of now (microseconds, as
+	// Postgres keeps them) is appended unchanged.
+	now = now.UTC().Truncate(time.Microsecond)
+	stamp := formatTime(now)
 	res, err := s.write.ExecContext(ctx,
 		`DELETE FROM monitor_checks WHERE finished_at IS NOT NULL AND created_at <
-			strftime('%Y-%m-%dT%H:%M:%fZ', ?, '-' || (SELECT retention_days FROM monitors m WHERE m.id = monitor_checks.monitor_id) || ' days')`,
-		now.UTC().Format("2006-01-02 15:04:05.000"))
+			strftime('%Y-%m-%dT%H:%M:%S', ?1, '-' || (SELECT retention_days FROM monitors m WHERE m.id = monitor_checks.monitor_id) || ' days') || ?2`,
+		now.Format("2006-01-02 15:04:05"), stamp[len("2006-01-02T15:04:05"):])
 	if err != nil {
 		return 0, fmt.Errorf("store: delete expired checks: %w", err)
 	}

@@ -31,6 +31,7 @@ func RunMonitors(t *testing.T, newStore func(t *testing.T) MonitorsUnderTest) {
 		{"ConcurrentStartCheck", testConcurrentStartCheck},
 		{"CheckLifecycle", testCheckLifecycle},
 		{"DeleteExpiredChecks", testDeleteExpiredChecks},
+		{"DeleteExpiredChecksBoundary", testDeleteExpiredChecksBoundary},
 		{"PurgeDeletedMonitors", testPurgeDeletedMonitors},
 		{"EmailRecipients", testEmailRecipients},
 	}
@@ -355,6 +356,40 @@ func testCheckLifecycle(t *testing.T, s MonitorsUnderTest) {
 	}
 	_, err = s.MonitorCheck(ctx, uuid.NewString(), m.ID, first.ID)
 	checkErr(t, "MonitorCheck of another team", err, store.ErrNotFound)
+}
+
+// testDeleteExpiredChecksBoundary: a check expires when its creation is
+// before now minus the retention to the microsecond (the stored precision):
+// one created exactly retention before now stays, one microsecond later it
+// goes, whatever the milliseconds.
+func testDeleteExpiredChecksBoundary(t *testing.T, s MonitorsUnderTest) {
+	ctx := t.Context()
+	team := mustTeam(t, s, "a")
+	m := mustMonitor(t, s, team.ID, monitorAt, nil) // retention 30 days
+	created := monitorAt.Add(400 * time.Microsecond) // .123856: not on a millisecond
+	c, err := s.StartCheck(ctx, store.CheckStart{TeamID: team.ID, MonitorID: m.ID, Check: newCheck(store.TriggerManual, created, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.ClaimCheck(ctx, c.ID, created); err != nil {
+		t.Fatal(err)
+	}
+	c.Status, c.BillingStatus = store.CheckCompleted, "confirmed"
+	if _, err := s.FinishCheck(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	expiry := created.Add(30 * 24 * time.Hour)
+	for _, now := range []time.Time{expiry.Add(-500 * time.Microsecond), expiry.Add(-time.Microsecond), expiry,
+		expiry.Add(999 * time.Nanosecond)} {
+		if n, err := s.DeleteExpiredChecks(ctx, now); err != nil || n != 0 {
+			t.Errorf("DeleteExpiredChecks at expiry%+v = %d, %v; want 0", now.Sub(expiry), n, err)
+		}
+	}
+	if n, err := s.DeleteExpiredChecks(ctx, expiry.Add(time.Microsecond)); err != nil || n != 1 {
+		t.Errorf("DeleteExpiredChecks a microsecond past expiry = %d, %v; want 1", n, err)
+	}
+	_, err = s.MonitorCheck(ctx, team.ID, m.ID, c.ID)
+	checkErr(t, "expired check", err, store.ErrNotFound)
 }
 
 func testDeleteExpiredChecks(t *testing.T, s MonitorsUnderTest) {
