@@ -94,7 +94,10 @@ func initMain(raw string) int {
 	// The init's own threads are made before the process limit applies: a
 	// program that fills the limit (a fork bomb) must not leave the init's
 	// runtime unable to start a thread it needs (that is fatal).
-	releaseThreads := warmThreads(initThreads)
+	releaseThreads := func() {}
+	if !raceBuild {
+		releaseThreads = warmThreads(initThreads)
+	}
 	for _, l := range []struct {
 		res     int
 		cur, mx uint64
@@ -109,6 +112,9 @@ func initMain(raw string) int {
 		{unix.RLIMIT_MSGQUEUE, 0, 0},
 		{unix.RLIMIT_MEMLOCK, 0, 0},
 	} {
+		if raceBuild && l.res == unix.RLIMIT_DATA {
+			continue // the race detector's shadow memory does not fit it
+		}
 		if err := unix.Setrlimit(l.res, &unix.Rlimit{Cur: l.cur, Max: l.mx}); err != nil {
 			return report(initStatus{Error: "set a resource limit: " + err.Error()})
 		}
@@ -123,7 +129,7 @@ func initMain(raw string) int {
 	}
 	var over atomic.Bool
 	stop := make(chan struct{})
-	if cfg.Total > 0 {
+	if cfg.Total > 0 && !raceBuild {
 		go watchTotal(cfg.Total, &over, stop)
 	}
 	err := cmd.Wait()
