@@ -56,3 +56,22 @@ func TestReadingTimeLabel(t *testing.T) {
 		t.Errorf("reading time: %s", got)
 	}
 }
+
+// Sales calls to action go as whole links; a link that says more stays.
+func TestServiceCallsToAction(t *testing.T) {
+	t.Parallel()
+	page := `<html><body><main><h1>Hosted inference</h1><p>` + strings.Repeat("Run open models on our GPUs with per-token pricing and no setup. ", 4) + `</p>
+<p><a href="/signup">Start building</a> <a href="/call">Schedule a call</a> <a href="/plans">See plans</a></p><p><a href="/guide">Start building a retrieval pipeline</a></p></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{">Start building<", "Schedule a call", "See plans"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept %q: %s", gone, got)
+		}
+	}
+	if !strings.Contains(got, "Start building a retrieval pipeline") {
+		t.Errorf("lost a descriptive link: %s", got)
+	}
+}
