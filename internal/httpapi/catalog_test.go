@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/firegate/firegate/internal/apikey"
 	"github.com/firegate/firegate/internal/auth"
@@ -528,7 +531,10 @@ func TestCatalogInFlightAndExactlyOnce(t *testing.T) {
 }
 
 // TestCatalogUnresolvedKey: a key held by a dead owner answers 503
-// request_unresolved until its run deadline passes, then runs once.
+// request_unresolved until its run deadline passes, then runs once. The
+// owner's lease lapsed before the requests and its run deadline is an hour
+// off until the test moves it into the past, so no answer depends on how
+// fast the requests arrive.
 func TestCatalogUnresolvedKey(t *testing.T) {
 	t.Parallel()
 	forStores(t, func(t *testing.T, f *catalogFixture) {
@@ -542,10 +548,10 @@ func TestCatalogUnresolvedKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A process that claimed the key and died: its lease lapses at
-		// once, its run deadline in a second.
+		// A process that claimed the key and died: its lease lapsed a
+		// minute ago, its run deadline is an hour away.
 		if _, ok, err := f.st.ClaimRequest(context.Background(), store.IdempotencyClaim{TeamID: team.ID, Key: "dead", Owner: "dead-process",
-			RequestHash: req.hash(), ScrapeID: "00000000-0000-0000-0000-0000000000aa", Lease: time.Millisecond, Run: 1500 * time.Millisecond, Keep: time.Hour}); err != nil || !ok {
+			RequestHash: req.hash(), ScrapeID: "00000000-0000-0000-0000-0000000000aa", Lease: -time.Minute, Run: time.Hour, Keep: 2 * time.Hour}); err != nil || !ok {
 			t.Fatalf("claim: %v %v", ok, err)
 		}
 		n := f.tools.count("/daily")
@@ -556,24 +562,46 @@ func TestCatalogUnresolvedKey(t *testing.T) {
 		if status, _, _, got = f.post(t, key, "dead", `{"catalog":{"provider":"news","capability":"headlines"}}`); status != 503 {
 			t.Errorf("unresolved key with other parameters: %d %v", status, got)
 		}
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			status, _, raw, got := f.post(t, key, "dead", body)
-			if status == 200 {
-				if got["scrape_id"] != "00000000-0000-0000-0000-0000000000aa" {
-					t.Errorf("the reclaimed run answered scrape_id %v, want the original", got["scrape_id"])
-				}
-				break
-			}
-			if status != 503 || time.Now().After(deadline) {
-				t.Fatalf("waiting for the reclaim: %d %s", status, raw)
-			}
-			time.Sleep(100 * time.Millisecond)
+		if c := f.tools.count("/daily") - n; c != 0 {
+			t.Errorf("the unresolved key ran the tool %d times", c)
+		}
+		// The run deadline passes: the next request reclaims the key.
+		passRunDeadline(t, f.st, "dead")
+		status, _, raw, got := f.post(t, key, "dead", body)
+		if status != 200 || got["scrape_id"] != "00000000-0000-0000-0000-0000000000aa" {
+			t.Errorf("after the run deadline: %d %s; want 200 with the original scrape_id", status, raw)
 		}
 		if c := f.tools.count("/daily") - n; c != 1 {
 			t.Errorf("the reclaimed key ran the tool %d times, want 1", c)
 		}
 	})
+}
+
+// passRunDeadline moves the run deadline of the one idempotency key named
+// key (each test store holds its own) a minute into the past.
+func passRunDeadline(t *testing.T, st any, key string) {
+	t.Helper()
+	var n int64
+	switch db := st.(type) {
+	case interface{ Pool() *pgxpool.Pool }:
+		tag, err := db.Pool().Exec(t.Context(), `UPDATE idempotency_keys SET run_until = now() - interval '1 minute' WHERE key = $1`, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = tag.RowsAffected()
+	case interface{ WriteDB() *sql.DB }:
+		res, err := db.WriteDB().ExecContext(t.Context(), `UPDATE idempotency_keys SET run_until = ? WHERE key = ?`,
+			time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000000Z07:00"), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ = res.RowsAffected()
+	default:
+		t.Fatalf("%T is neither a Postgres nor a SQLite store", st)
+	}
+	if n != 1 {
+		t.Fatalf("pass the run deadline of key %s: %d keys", key, n)
+	}
 }
 
 // TestCatalogFindToolsAndDomainTools covers the built-in provider and
