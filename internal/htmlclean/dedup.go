@@ -17,6 +17,7 @@ const minDuplicateText = 40
 // section. Table cells are left alone (a table keeps its shape), and so are
 // quotes, tab panels and the card grid.
 func removeDuplicateBlocks(root, grid *html.Node) {
+	removeReplyTitles(root)
 	seen := map[string]bool{}
 	var dups []*html.Node
 	for n := root; n != nil; {
@@ -64,4 +65,41 @@ func hasBlockChild(n *html.Node) bool {
 		}
 	}
 	return false
+}
+
+// maxReplyTitle bounds the text of a forum post's subject line.
+const maxReplyTitle = 160
+
+// removeReplyTitles removes the subject lines of a thread's replies ("Re:
+// <the thread's title>", in a leaf block) when two or more repeat: they
+// repeat the title, not the posts.
+func removeReplyTitles(root *html.Node) {
+	replies := map[string][]*html.Node{}
+	for n := root; n != nil; {
+		if n.Type != html.ElementNode || !isBlock(n.DataAtom) {
+			n = next(n, root, false)
+			continue
+		}
+		// shortText looks at 32 nodes at most, so hasBlockChild after it
+		// does too.
+		raw, ok := shortText(n, maxReplyTitle)
+		if !ok || hasBlockChild(n) {
+			n = next(n, root, false)
+			continue
+		}
+		if t := strings.ToLower(strings.Join(strings.Fields(raw), " ")); len(t) > 4 && strings.HasPrefix(t, "re:") {
+			replies[t] = append(replies[t], n)
+		}
+		n = next(n, root, true)
+	}
+	for _, r := range replies {
+		if len(r) < 2 {
+			continue
+		}
+		for _, d := range r {
+			if d.Parent != nil {
+				d.Parent.RemoveChild(d)
+			}
+		}
+	}
 }

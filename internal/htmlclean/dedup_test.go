@@ -75,3 +75,22 @@ func TestServiceCallsToAction(t *testing.T) {
 		t.Errorf("lost a descriptive link: %s", got)
 	}
 }
+
+// The repeated subject lines of a thread's replies go; a single "Re:" line
+// stays.
+func TestReplyTitles(t *testing.T) {
+	t.Parallel()
+	post := func(text string) string {
+		return `<div class="postbody"><h3><a href="#p1">Re: Turning off the LEDs</a></h3><div class="content">` + strings.Repeat(text+" ", 4) + `</div></div>`
+	}
+	page := `<html><body><main><h1>Turning off the LEDs</h1><h4>Re: an earlier question</h4>` + post("Edit the config file and add the two lines for the activity light.") +
+		post("That works on the older boards too, after a reboot of course.") + `</main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, "Re: Turning") || !strings.Contains(got, "Re: an earlier question") ||
+		!strings.Contains(got, "activity light") || !strings.Contains(got, "older boards") {
+		t.Errorf("reply titles: %s", got)
+	}
+}
