@@ -365,7 +365,7 @@ func testCheckLifecycle(t *testing.T, s MonitorsUnderTest) {
 func testDeleteExpiredChecksBoundary(t *testing.T, s MonitorsUnderTest) {
 	ctx := t.Context()
 	team := mustTeam(t, s, "a")
-	m := mustMonitor(t, s, team.ID, monitorAt, nil) // retention 30 days
+	m := mustMonitor(t, s, team.ID, monitorAt, nil)  // retention 30 days
 	created := monitorAt.Add(400 * time.Microsecond) // .123856: not on a millisecond
 	c, err := s.StartCheck(ctx, store.CheckStart{TeamID: team.ID, MonitorID: m.ID, Check: newCheck(store.TriggerManual, created, nil)})
 	if err != nil {
