@@ -216,9 +216,9 @@ func (r *Runner) Snapshot(ctx context.Context, teamID, id, snapshotID string) (s
 	return r.cfg.Runs.AgentSnapshot(ctx, id, snapshotID)
 }
 
-// List returns up to limit of a team's runs created before before, newest
-// first.
-func (r *Runner) List(ctx context.Context, teamID string, before time.Time, limit int) ([]store.AgentRun, error) {
+// List returns up to limit of a team's runs after the cursor before,
+// newest first (see store.AgentCursor).
+func (r *Runner) List(ctx context.Context, teamID string, before store.AgentCursor, limit int) ([]store.AgentRun, error) {
 	return r.cfg.Runs.AgentRuns(ctx, teamID, before, limit)
 }
 

@@ -28,7 +28,7 @@ type Agents interface {
 	Start(ctx context.Context, req agent.StartRequest) error
 	Run(ctx context.Context, teamID, id string) (store.AgentRun, error)
 	Cancel(ctx context.Context, teamID, id string) error
-	List(ctx context.Context, teamID string, before time.Time, limit int) ([]store.AgentRun, error)
+	List(ctx context.Context, teamID string, before store.AgentCursor, limit int) ([]store.AgentRun, error)
 	Trace(ctx context.Context, teamID, id string) (store.AgentRun, []json.RawMessage, error)
 	Snapshot(ctx context.Context, teamID, id, snapshotID string) (store.AgentSnapshot, error)
 }
@@ -412,22 +412,53 @@ type agentListOptions struct {
 	Effort string          `json:"effort,omitempty"`
 }
 
+// parseAgentCursor reads a next link's cursor: unix microseconds, a dot,
+// a run id.
+func parseAgentCursor(c string) (store.AgentCursor, bool) {
+	us, id, ok := strings.Cut(c, ".")
+	if !ok {
+		return store.AgentCursor{}, false
+	}
+	n, err := strconv.ParseInt(us, 10, 64)
+	if err != nil || n <= 0 {
+		return store.AgentCursor{}, false
+	}
+	u, err := uuid.Parse(id)
+	if err != nil || u.String() != id {
+		return store.AgentCursor{}, false
+	}
+	return store.AgentCursor{CreatedAt: time.UnixMicro(n), ID: id}, true
+}
+
 // handleAgentList serves GET /v2/agent: the team's runs, newest first, 20
-// a page; before (unix milliseconds) pages back.
+// a page. cursor (what next carries: the last run's creation time in unix
+// microseconds and its id) pages on from that run, so runs created in the
+// same instant are neither skipped nor repeated; before (unix
+// milliseconds) starts the list at a time instead.
 func (s *Server) handleAgentList(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	team := teamFrom(ctx)
 	if err := s.rateLimited(ctx, team, limits.ClassStatus); err != nil {
 		return err
 	}
-	before := time.Now().Add(time.Minute)
-	if b := r.URL.Query().Get("before"); b != "" {
+	q := r.URL.Query()
+	before := store.AgentCursor{CreatedAt: time.Now().Add(time.Minute)}
+	if b := q.Get("before"); b != "" {
 		ms, err := strconv.ParseInt(b, 10, 64)
 		if err != nil || ms <= 0 || ms > math.MaxInt64/int64(time.Millisecond) {
 			return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: "before must be a unix timestamp in milliseconds",
 				Details: []FieldError{{Path: []any{"before"}, Message: "before must be a unix timestamp in milliseconds", Code: codeInvalidType}}}
 		}
-		before = time.UnixMilli(ms)
+		before = store.AgentCursor{CreatedAt: time.UnixMilli(ms)}
+	}
+	if c := q.Get("cursor"); c != "" {
+		cur, ok := parseAgentCursor(c)
+		if !ok || q.Has("before") {
+			msg := "cursor must be the cursor of a next link (and comes without before)"
+			return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: msg,
+				Details: []FieldError{{Path: []any{"cursor"}, Message: msg, Code: codeInvalidString}}}
+		}
+		before = cur
 	}
 	runs, err := s.agents.List(ctx, team.ID, before, agentPageSize+1)
 	if err != nil {
@@ -454,7 +485,8 @@ func (s *Server) handleAgentList(w http.ResponseWriter, r *http.Request) error {
 	}
 	resp := map[string]any{"success": true, "agents": items}
 	if more {
-		resp["next"] = s.baseURL(r) + "/v2/agent?before=" + strconv.FormatInt(runs[len(runs)-1].CreatedAt.UnixMilli(), 10)
+		last := runs[len(runs)-1]
+		resp["next"] = s.baseURL(r) + "/v2/agent?cursor=" + strconv.FormatInt(last.CreatedAt.UnixMicro(), 10) + "." + last.ID
 	}
 	writeJSON(w, http.StatusOK, resp)
 	return nil

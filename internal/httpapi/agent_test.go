@@ -263,40 +263,88 @@ func TestAgentCancelHTTP(t *testing.T) {
 	}
 }
 
-// TestAgentListPaging: pages of 20, newest first, next carrying before.
+// TestAgentListPaging: pages of 20, newest first, next carrying a cursor
+// that pages on from the last run; runs created in the same instant across
+// a page boundary are each listed exactly once.
 func TestAgentListPaging(t *testing.T) {
-	a := newAgentAPI(t, "sqlite", agentModel(new(string)))
-	base := time.Now().Add(-time.Hour)
-	var ids []string
-	for i := range 25 {
-		id := agent.NewID()
-		_, err := a.runs.CreateAgentRun(t.Context(), store.AgentRun{ID: id, TeamID: a.teams[keyA].ID, Model: "spark-1-pro",
-			Options: []byte(fmt.Sprintf(`{"prompt":"p%d","urls":["https://example.com/%d"]}`, i, i)), MaxCredits: 10,
-			CreatedAt: base.Add(time.Duration(i) * time.Second), ExpiresAt: time.Now().Add(time.Hour)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	code, m := a.call(t, http.MethodGet, "/v2/agent", keyA, "")
-	page, _ := m["agents"].([]any)
-	if code != 200 || len(page) != 20 || page[0].(map[string]any)["id"] != ids[24] || m["next"] == nil {
-		t.Fatalf("first page: %d %d agents, next %v", code, len(page), m["next"])
-	}
-	first := page[0].(map[string]any)
-	opts := first["options"].(map[string]any)
-	if first["status"] != "processing" || first["targetHint"] != "https://example.com/24" || opts["prompt"] != "p24" ||
-		opts["model"] != "spark-1-pro" || first["origin"] != "api" {
-		t.Errorf("item = %v", first)
-	}
-	next, err := url.Parse(m["next"].(string))
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, m = a.call(t, http.MethodGet, "/v2/agent?before="+next.Query().Get("before"), keyA, "")
-	page, _ = m["agents"].([]any)
-	if code != 200 || len(page) != 5 || page[4].(map[string]any)["id"] != ids[0] || m["next"] != nil {
-		t.Fatalf("second page: %d %v", code, m)
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			a := newAgentAPI(t, kind, agentModel(new(string)))
+			base := time.Now().Add(-time.Hour).UTC().Truncate(time.Microsecond)
+			var ids []string
+			for i := range 25 {
+				// Runs 2..8 share one instant: the page boundary (after
+				// the 20th newest, run 5 were they apart) falls among them.
+				created := base.Add(time.Duration(i) * time.Second)
+				if i >= 2 && i <= 8 {
+					created = base.Add(2 * time.Second)
+				}
+				id := agent.NewID()
+				_, err := a.runs.CreateAgentRun(t.Context(), store.AgentRun{ID: id, TeamID: a.teams[keyA].ID, Model: "spark-1-pro",
+					Options: []byte(fmt.Sprintf(`{"prompt":"p%d","urls":["https://example.com/%d"]}`, i, i)), MaxCredits: 10,
+					CreatedAt: created, ExpiresAt: time.Now().Add(time.Hour)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			code, m := a.call(t, http.MethodGet, "/v2/agent", keyA, "")
+			page, _ := m["agents"].([]any)
+			if code != 200 || len(page) != 20 || m["next"] == nil {
+				t.Fatalf("first page: %d %d agents, next %v", code, len(page), m["next"])
+			}
+			seen := map[string]int{}
+			var items []map[string]any
+			for _, it := range page {
+				items = append(items, it.(map[string]any))
+			}
+			next, err := url.Parse(m["next"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, m = a.call(t, http.MethodGet, next.RequestURI(), keyA, "")
+			page, _ = m["agents"].([]any)
+			if code != 200 || len(page) != 5 || m["next"] != nil {
+				t.Fatalf("second page (%s): %d %v", next.RequestURI(), code, m)
+			}
+			for _, it := range page {
+				items = append(items, it.(map[string]any))
+			}
+			for _, it := range items {
+				seen[it["id"].(string)]++
+			}
+			for i, id := range ids {
+				if seen[id] != 1 {
+					t.Errorf("run %d listed %d times", i, seen[id])
+				}
+			}
+			if items[24]["id"] != ids[0] || items[10]["id"] != ids[14] {
+				t.Errorf("order: the 11th is %v (want run 14), the last %v (want run 0)", items[10]["id"], items[24]["id"])
+			}
+			var prompt24 map[string]any
+			for _, it := range items {
+				if it["id"] == ids[24] {
+					prompt24 = it
+				}
+			}
+			opts := prompt24["options"].(map[string]any)
+			if prompt24["status"] != "processing" || prompt24["targetHint"] != "https://example.com/24" || opts["prompt"] != "p24" ||
+				opts["model"] != "spark-1-pro" || prompt24["origin"] != "api" {
+				t.Errorf("item = %v", prompt24)
+			}
+			// before still starts the list at a time; a bad cursor is a 400
+			// naming it.
+			code, m = a.call(t, http.MethodGet, fmt.Sprintf("/v2/agent?before=%d", base.Add(15*time.Second).UnixMilli()), keyA, "")
+			if page, _ = m["agents"].([]any); code != 200 || len(page) != 15 || page[0].(map[string]any)["id"] != ids[14] {
+				t.Errorf("before: %d %v", code, m)
+			}
+			for _, bad := range []string{"x", "123", "123.not-a-uuid", "-5." + ids[0]} {
+				code, m = a.call(t, http.MethodGet, "/v2/agent?cursor="+url.QueryEscape(bad), keyA, "")
+				if code != 400 || !strings.Contains(fmt.Sprint(m["details"]), "cursor") {
+					t.Errorf("cursor %q: %d %v", bad, code, m)
+				}
+			}
+		})
 	}
 }
 

@@ -93,8 +93,10 @@ type AgentStore interface {
 	// AgentRun returns a run, or ErrNotFound.
 	AgentRun(ctx context.Context, id string) (AgentRun, error)
 	// AgentRuns returns up to limit of the team's runs started through the
-	// API (no subagents) created before before, newest first.
-	AgentRuns(ctx context.Context, teamID string, before time.Time, limit int) ([]AgentRun, error)
+	// API (no subagents) that come after before in the list's order: newest
+	// first, by creation time then id (both descending), so that runs
+	// created in the same instant page without a gap or a repeat.
+	AgentRuns(ctx context.Context, teamID string, before AgentCursor, limit int) ([]AgentRun, error)
 	// ChildAgentRuns returns the subagents of a run, oldest first.
 	ChildAgentRuns(ctx context.Context, parentID string) ([]AgentRun, error)
 	// RecordAgentStep records step s of a processing run whose Step is
@@ -126,4 +128,13 @@ type AgentStore interface {
 // AgentTerminal reports whether an agent status is final.
 func AgentTerminal(status string) bool {
 	return status == AgentCompleted || status == AgentFailed || status == AgentCancelled
+}
+
+// AgentCursor is a position in a team's list of agent runs: the runs
+// before it were created before CreatedAt, or at CreatedAt (to the
+// microsecond, as stored) with an id ordered before ID. An empty ID places
+// it before every run created at CreatedAt.
+type AgentCursor struct {
+	CreatedAt time.Time
+	ID        string
 }

@@ -76,16 +76,28 @@ func (s *Store) AgentRun(ctx context.Context, id string) (store.AgentRun, error)
 	return r, nil
 }
 
-// AgentRuns lists a team's top-level runs created before before, newest
-// first.
-func (s *Store) AgentRuns(ctx context.Context, teamID string, before time.Time, limit int) ([]store.AgentRun, error) {
+// AgentRuns lists a team's top-level runs after the cursor before, newest
+// first (see store.AgentCursor).
+func (s *Store) AgentRuns(ctx context.Context, teamID string, before store.AgentCursor, limit int) ([]store.AgentRun, error) {
 	team, err := parseID(teamID)
 	if err != nil {
 		return nil, fmt.Errorf("store: agent runs: %w", err)
 	}
-	return s.queryAgentRuns(ctx, `SELECT `+agentColumns+` FROM agent_runs
+	if before.ID == "" {
+		return s.queryAgentRuns(ctx, `SELECT `+agentColumns+` FROM agent_runs
 		WHERE team_id = ? AND parent_id IS NULL AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT ?`,
-		team, formatTime(before), max(limit, 0))
+			team, formatTime(before.CreatedAt), max(limit, 0))
+	}
+	id, err := parseID(before.ID)
+	if err != nil {
+		return nil, fmt.Errorf("store: agent runs: %w", err)
+	}
+	// Ids are canonical lower-case UUID text, ordered as Postgres orders
+	// the uuids.
+	return s.queryAgentRuns(ctx, `SELECT `+agentColumns+` FROM agent_runs
+		WHERE team_id = ? AND parent_id IS NULL AND (created_at, id) < (?, ?)
+		ORDER BY created_at DESC, id DESC LIMIT ?`,
+		team, formatTime(before.CreatedAt), id, max(limit, 0))
 }
 
 // ChildAgentRuns lists a run's subagents, oldest first.

@@ -33,6 +33,7 @@ func RunAgent(t *testing.T, newStore func(t *testing.T) AgentUnderTest) {
 		{"AgentFinishOnce", testAgentFinishOnce},
 		{"AgentEventsConcurrent", testAgentEventsConcurrent},
 		{"AgentRunsList", testAgentRunsList},
+		{"AgentRunsSameInstant", testAgentRunsSameInstant},
 		{"AgentSnapshots", testAgentSnapshots},
 		{"AgentStaleAndExpired", testAgentStaleAndExpired},
 	}
@@ -258,17 +259,72 @@ func testAgentRunsList(t *testing.T, s AgentUnderTest) {
 	}
 	newAgentRun(t, s, other, "", base)
 	child := newAgentRun(t, s, team, ids[0], base.Add(10*time.Second))
-	got, err := s.AgentRuns(ctx, team.ID, time.Now().Add(time.Minute), 3)
+	got, err := s.AgentRuns(ctx, team.ID, store.AgentCursor{CreatedAt: time.Now().Add(time.Minute)}, 3)
 	if err != nil || len(got) != 3 || got[0].ID != ids[4] || got[1].ID != ids[3] || got[2].ID != ids[2] {
 		t.Fatalf("first page = %+v, %v", got, err)
 	}
-	got, err = s.AgentRuns(ctx, team.ID, got[2].CreatedAt, 3)
+	got, err = s.AgentRuns(ctx, team.ID, store.AgentCursor{CreatedAt: got[2].CreatedAt}, 3)
 	if err != nil || len(got) != 2 || got[0].ID != ids[1] || got[1].ID != ids[0] {
 		t.Fatalf("second page = %+v, %v", got, err)
 	}
 	kids, err := s.ChildAgentRuns(ctx, ids[0])
 	if err != nil || len(kids) != 1 || kids[0].ID != child.ID || kids[0].ParentID != ids[0] {
 		t.Fatalf("children = %+v, %v", kids, err)
+	}
+}
+
+// testAgentRunsSameInstant: runs created in the same microsecond page by
+// (created_at, id): paging from the last run of each page sees every run
+// exactly once, in order, wherever the page boundaries fall.
+func testAgentRunsSameInstant(t *testing.T, s AgentUnderTest) {
+	ctx := t.Context()
+	team := mustTeam(t, s, "agents")
+	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Microsecond)
+	want := map[string]bool{}
+	for i := range 7 {
+		created := at
+		switch i {
+		case 0:
+			created = at.Add(time.Millisecond) // newer: first
+		case 6:
+			created = at.Add(-time.Microsecond) // older: last
+		}
+		want[newAgentRun(t, s, team, "", created).ID] = true
+	}
+	seen := map[string]int{}
+	var order []store.AgentRun
+	cursor := store.AgentCursor{CreatedAt: time.Now().Add(time.Minute)}
+	for pages := 0; ; pages++ {
+		if pages > 7 {
+			t.Fatalf("paging did not end: %d runs seen", len(order))
+		}
+		got, err := s.AgentRuns(ctx, team.ID, cursor, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range got {
+			seen[r.ID]++
+			order = append(order, r)
+		}
+		if len(got) < 2 {
+			break
+		}
+		last := got[len(got)-1]
+		cursor = store.AgentCursor{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+	if len(seen) != len(want) {
+		t.Errorf("saw %d distinct runs of %d", len(seen), len(want))
+	}
+	for id, n := range seen {
+		if n != 1 || !want[id] {
+			t.Errorf("run %s seen %d times (one of the team's: %v)", id, n, want[id])
+		}
+	}
+	for i := 1; i < len(order); i++ {
+		a, b := order[i-1], order[i]
+		if b.CreatedAt.After(a.CreatedAt) || (b.CreatedAt.Equal(a.CreatedAt) && b.ID >= a.ID) {
+			t.Errorf("run %d (%s %s) not after run %d (%s %s)", i, b.CreatedAt, b.ID, i-1, a.CreatedAt, a.ID)
+		}
 	}
 }
 
