@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -198,8 +199,9 @@ const (
 // (the store's compare-and-set of next_run_at, so of several schedulers
 // one wins) and moves next_run_at to the first run after now, so slots
 // missed while no scheduler ran give one check, not one per slot. It also
-// re-enqueues checks left queued (an insert lost to a crash) and, hourly,
-// purges checks past their retention.
+// re-enqueues checks left queued (an insert lost to a crash), repairs
+// checks left running (see recoverRunning) and, hourly, purges checks past
+// their retention.
 func (r *Runner) Tick(ctx context.Context) error {
 	now := r.now()
 	due, err := r.cfg.Store.DueMonitors(ctx, now, dueBatch)
@@ -217,6 +219,13 @@ func (r *Runner) Tick(ctx context.Context) error {
 		if err := enqueueCheck(ctx, r.q, id); err != nil {
 			r.cfg.Log.WarnContext(ctx, "monitor: re-enqueue check", "check_id", id, "err", err)
 		}
+	}
+	stale, err := r.cfg.Store.StaleRunningChecks(ctx, now.Add(-(r.cfg.CheckTimeout + sweepAfter)), dueBatch)
+	if err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		r.recoverRunning(ctx, stale, now)
 	}
 	r.mu.Lock()
 	purge := now.Sub(r.lastPurge) >= purgeEvery
@@ -241,6 +250,64 @@ func (r *Runner) Tick(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// discardedLister lists the queue's discarded jobs; *queue.Queue
+// implements it.
+type discardedLister interface {
+	Discarded(ctx context.Context, kind string, each func(*rivertype.JobRow) error) error
+}
+
+// recoverRunning repairs checks left running that no worker claimed for
+// longer than a check may take (ids): a check whose job River discarded
+// (its attempts spent, the last worker dead with it, so the last attempt
+// could not fail it) fails with the last attempt's error; any other is
+// queued again and resumes (a job of it still waiting in the queue is not
+// doubled: check jobs are unique by check).
+func (r *Runner) recoverRunning(ctx context.Context, ids []string, now time.Time) {
+	discarded := map[string]string{}
+	if q, ok := r.q.(discardedLister); ok {
+		err := q.Discarded(ctx, checkArgs{}.Kind(), func(row *rivertype.JobRow) error {
+			var a checkArgs
+			if json.Unmarshal(row.EncodedArgs, &a) == nil && a.Check != "" {
+				reason := "unknown"
+				if n := len(row.Errors); n > 0 {
+					reason = row.Errors[n-1].Error
+				}
+				discarded[a.Check] = reason
+			}
+			return nil
+		})
+		if err != nil {
+			r.cfg.Log.WarnContext(ctx, "monitor: list discarded check jobs", "err", err)
+			return
+		}
+	}
+	for _, id := range ids {
+		reason, gone := discarded[id]
+		if !gone {
+			r.cfg.Log.WarnContext(ctx, "monitor: check left running without a worker; queued again", "check_id", id)
+			if err := enqueueCheck(ctx, r.q, id); err != nil {
+				r.cfg.Log.WarnContext(ctx, "monitor: re-enqueue running check", "check_id", id, "err", err)
+			}
+			continue
+		}
+		const maxReason = 300
+		if len(reason) > maxReason {
+			reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
+		}
+		sb, _ := json.Marshal(Summary{})
+		ok, err := r.cfg.Store.FinishCheck(ctx, store.MonitorCheck{ID: id, Status: store.CheckFailed, FinishedAt: &now,
+			Summary: sb, BillingStatus: "not_applicable",
+			Error: "The check could not be completed: its job failed on all of its attempts; the last one: " + reason})
+		if err != nil {
+			r.cfg.Log.ErrorContext(ctx, "monitor: fail check left running", "check_id", id, "err", err)
+			continue
+		}
+		if ok {
+			r.cfg.Log.WarnContext(ctx, "monitor: check left running with its job discarded; failed", "check_id", id, "err", reason)
+		}
+	}
 }
 
 // teamLimit is the team's concurrency limit; 0 is unlimited.

@@ -142,6 +142,7 @@ type harness struct {
 	svc    *monitor.Service
 	runner *monitor.Runner
 	team   store.Team
+	q      *queue.Queue
 }
 
 func newHarness(t *testing.T, kind string, sender monitor.WebhookSender, ledger monitor.Ledger) *harness {
@@ -175,7 +176,7 @@ func newHarnessWith(t *testing.T, kind string, set func(*monitor.RunnerConfig)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{st: st, svc: monitor.NewService(st, q, nil), runner: runner, team: team}
+	return &harness{st: st, svc: monitor.NewService(st, q, nil), runner: runner, team: team, q: q}
 }
 
 func scrapeTarget(id string, urls ...string) monitor.Target {

@@ -182,6 +182,10 @@ type MonitorStore interface {
 	// QueuedChecks returns the ids of up to limit checks still queued
 	// that were created before before, oldest first.
 	QueuedChecks(ctx context.Context, before time.Time, limit int) ([]string, error)
+	// StaleRunningChecks returns the ids of up to limit running checks not
+	// claimed (nor updated) since before, the oldest update first: checks
+	// no worker holds, left running by a crash.
+	StaleRunningChecks(ctx context.Context, before time.Time, limit int) ([]string, error)
 	// DeleteExpiredChecks deletes the finished checks (and pages) older
 	// than their monitor's retention, returning how many.
 	DeleteExpiredChecks(ctx context.Context, now time.Time) (int, error)

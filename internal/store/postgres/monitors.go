@@ -484,6 +484,21 @@ func (s *Store) QueuedChecks(ctx context.Context, before time.Time, limit int) (
 	return ids, nil
 }
 
+// StaleRunningChecks lists running checks not updated since before.
+func (s *Store) StaleRunningChecks(ctx context.Context, before time.Time, limit int) ([]string, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT id::text FROM monitor_checks WHERE status = 'running' AND updated_at < $1 ORDER BY updated_at LIMIT $2`,
+		before.UTC(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: stale running checks: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store: stale running checks: %w", err)
+	}
+	return ids, nil
+}
+
 // DeleteExpiredChecks deletes finished checks past their monitor's
 // retention.
 func (s *Store) DeleteExpiredChecks(ctx context.Context, now time.Time) (int, error) {

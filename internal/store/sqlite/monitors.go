@@ -551,6 +551,29 @@ func (s *Store) QueuedChecks(ctx context.Context, before time.Time, limit int) (
 	return ids, nil
 }
 
+// StaleRunningChecks lists running checks not updated since before.
+func (s *Store) StaleRunningChecks(ctx context.Context, before time.Time, limit int) ([]string, error) {
+	rows, err := s.read.QueryContext(ctx,
+		`SELECT id FROM monitor_checks WHERE status = 'running' AND updated_at < ? ORDER BY updated_at LIMIT ?`,
+		formatTime(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("store: stale running checks: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: stale running checks: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: stale running checks: %w", err)
+	}
+	return ids, nil
+}
+
 // DeleteExpiredChecks deletes finished checks past their monitor's
 // retention.
 func (s *Store) DeleteExpiredChecks(ctx context.Context, now time.Time) (int, error) {

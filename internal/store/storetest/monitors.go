@@ -261,6 +261,9 @@ func testCheckLifecycle(t *testing.T, s MonitorsUnderTest) {
 	}
 	_, _, err = s.ClaimCheck(ctx, uuid.NewString(), monitorAt)
 	checkErr(t, "ClaimCheck of an unknown check", err, store.ErrNotFound)
+	if ids, err := s.StaleRunningChecks(ctx, monitorAt.Add(time.Hour), 10); err != nil || len(ids) != 0 {
+		t.Errorf("StaleRunningChecks of a queued check = %v, %v", ids, err)
+	}
 	c, ok, err := s.ClaimCheck(ctx, first.ID, monitorAt.Add(time.Second))
 	if err != nil || !ok || c.Status != store.CheckRunning || c.StartedAt == nil {
 		t.Fatalf("ClaimCheck = %+v, %v, %v", c, ok, err)
@@ -269,6 +272,13 @@ func testCheckLifecycle(t *testing.T, s MonitorsUnderTest) {
 	c2, ok, err := s.ClaimCheck(ctx, first.ID, monitorAt.Add(time.Minute))
 	if err != nil || !ok || !c2.StartedAt.Equal(*c.StartedAt) {
 		t.Errorf("ClaimCheck again = %+v, %v, %v", c2, ok, err)
+	}
+	// A running check is stale once nothing claimed it since.
+	if ids, err := s.StaleRunningChecks(ctx, monitorAt.Add(time.Minute), 10); err != nil || len(ids) != 0 {
+		t.Errorf("StaleRunningChecks at its last claim = %v, %v", ids, err)
+	}
+	if ids, err := s.StaleRunningChecks(ctx, monitorAt.Add(time.Minute+time.Microsecond), 10); err != nil || len(ids) != 1 || ids[0] != first.ID {
+		t.Errorf("StaleRunningChecks after its last claim = %v, %v", ids, err)
 	}
 
 	pages := []store.MonitorPage{
