@@ -94,3 +94,23 @@ func TestReplyTitles(t *testing.T) {
 		t.Errorf("reply titles: %s", got)
 	}
 }
+
+// Result counts and a forum's state notices go when they are a block's
+// whole text; a sentence holding the same words stays.
+func TestPageLabels(t *testing.T) {
+	t.Parallel()
+	page := `<html><body><main><h1>Kettles</h1><p>Showing 24 of 291 results</p><div>You are not logged in.</div><p>` + strings.Repeat("Our kettles boil a litre in three minutes and switch themselves off. ", 4) + `</p>
+<p>Sent from my phone using the forum app</p><p>The search gave 33 results for steel kettles, most of them cordless.</p></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"Showing 24", "not logged in", "Sent from my phone"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept %q: %s", gone, got)
+		}
+	}
+	if !strings.Contains(got, "33 results for steel kettles") {
+		t.Errorf("lost a sentence: %s", got)
+	}
+}

@@ -211,7 +211,7 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
-		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || (pk == kindForum && posterStat.MatchString(t)) {
+		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk == kindForum && posterStat.MatchString(t)) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
 				notices = append(notices, b)
 			}
@@ -261,6 +261,12 @@ var posterLabel = regexp.MustCompile(`^(?:(?:\d+\+? years? )?(?:new|senior|junio
 // posterStat matches, on a forum thread, a poster's statistic written
 // without a colon ("Joined Feb 2019", "Posts 1,077").
 var posterStat = regexp.MustCompile(`^(?:join date|joined|posts|threads|messages|reaction score|likes received) [\w ,.]{1,20}$`)
+
+// pageLabel matches lower-case labels of a page's controls and state: a
+// result count ("Showing 24 of 291 results", "33 results"), a forum's
+// notices ("You are not logged in.", "Not open for further replies.", a
+// post's "Sent from my ... using ..." line), "Filter & sort", an empty cart.
+var pageLabel = regexp.MustCompile(`^(?:(?:showing )?\d[\d,]*(?: ?[-–] ?\d[\d,]*)?(?: of \d[\d,]*)? (?:results?|products?|items?)|you are not logged in\.?|not open for further replies\.?|sent from my .{1,60} using .{1,60}|filter (?:and|&) sort|sort (?:and|&) filter|no products in the cart\.?|jump to)$`)
 
 // firstText is the first non-blank text node under n.
 func firstText(n *html.Node) *html.Node {
