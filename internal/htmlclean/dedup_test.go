@@ -114,3 +114,18 @@ func TestPageLabels(t *testing.T) {
 		t.Errorf("lost a sentence: %s", got)
 	}
 }
+
+// A section opened by "Customers also bought" or "Trending searches" goes
+// on any page, not only on one marked as a product.
+func TestShopRecirculationSections(t *testing.T) {
+	t.Parallel()
+	page := `<html><body><main><h1>Steel kettle</h1><p>` + strings.Repeat("Boils a litre in three minutes and switches itself off. ", 4) + `</p>
+<h2>Customers also bought</h2><p>Descaler tablets, pack of twelve, for every kettle brand.</p><h2>Trending searches</h2><p>toaster, glass kettle, milk frother</p></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, "Descaler tablets") || strings.Contains(got, "milk frother") || !strings.Contains(got, "switches itself off") {
+		t.Errorf("recirculation sections: %s", got)
+	}
+}

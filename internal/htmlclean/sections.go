@@ -26,6 +26,7 @@ var boilerplateHeadings = []string{
 	"popular posts", "related posts", "join our newsletter", "stay in touch", "stay connected",
 	"add a comment", "post a comment", "write a comment", "table of contents", "in this article", "on this page", "share this article", "share this post",
 	"create an account", "sign in", "log in", "already have an account",
+	"customers also", "trending searches", "popular searches", "recently viewed",
 }
 
 // maxBoilerplateSections bounds the work on pages with very many headings.
