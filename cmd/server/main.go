@@ -131,6 +131,9 @@ func newLogger(cfg Config, w io.Writer) *slog.Logger {
 
 // openStore opens Postgres when DATABASE_URL is set, else the embedded
 // SQLite file; both apply migrations on open.
+// selfHostedTeamName names the team of AUTH_MODE=off in the store.
+const selfHostedTeamName = "self-hosted (AUTH_MODE=off)"
+
 func openStore(ctx context.Context, cfg Config, log *slog.Logger) (store.Store, error) {
 	if cfg.DatabaseURL != "" {
 		// Pages in flight each need a connection now and then, besides the
@@ -294,6 +297,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		return err
 	}
 	defer st.Close()
+	if cfg.AuthMode == "off" {
+		// Every request is the one self-hosted team's: its row must exist
+		// for what the store keeps per team (jobs, activity, monitors).
+		if err := st.EnsureTeam(ctx, auth.SelfHostedTeamID, selfHostedTeamName); err != nil {
+			return fmt.Errorf("AUTH_MODE=off: the self-hosted team (id %s, name %q): %w", auth.SelfHostedTeamID, selfHostedTeamName, err)
+		}
+	}
 	if cfg.AuthMode == "on" {
 		if err := bootstrapKeys(ctx, cfg, st, log, stdout); err != nil {
 			return err
@@ -417,7 +427,10 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if obs.m != nil {
 		obs.m.SetQueueDepth(jobsRT.q.Depth)
 	}
-	if err := jobsRT.q.Start(ctx); err != nil {
+	// Not ctx: cancelling the context the queue started with is a hard
+	// stop that cancels running pages at once; the drain below (Stop with
+	// SHUTDOWN_TIMEOUT) is what ends it.
+	if err := jobsRT.q.Start(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
 	defer func() {

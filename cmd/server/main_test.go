@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -281,5 +283,111 @@ func TestServeRefusesABrokenSandbox(t *testing.T) {
 	err := run(t.Context(), nil, env(e), io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "INTERACT_RUNTIMES=node,python: sandbox: unavailable:") || !strings.Contains(err.Error(), "has no playwright-core") {
 		t.Fatalf("run = %v", err)
+	}
+}
+
+// TestServeDrainsQueueJobs: a batch page being scraped when the server is
+// told to stop (SIGTERM: run's context cancelled) gets the drain time to
+// finish: its document is kept, and the server started again on the same
+// data neither scrapes it a second time nor loses it.
+func TestServeDrainsQueueJobs(t *testing.T) {
+	t.Parallel()
+	slow := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	var hits atomic.Int32
+	site := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/page" {
+			http.NotFound(w, r)
+			return
+		}
+		hits.Add(1)
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		<-slow
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body><h1>Drained</h1></body></html>")
+	})}
+	sln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go site.Serve(sln)
+	defer site.Close()
+
+	dataDir := t.TempDir()
+	start := func(ctx context.Context) (string, int, chan error) {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		e := map[string]string{"HOST": "127.0.0.1", "PORT": fmt.Sprint(port), "DATA_DIR": dataDir,
+			"AUTH_MODE": "off", "ALLOW_PRIVATE_TARGETS": "true", "SHUTDOWN_TIMEOUT": "20s", "QUEUE_WORKERS": "2", "BROWSER": "off"}
+		done := make(chan error, 1)
+		go func() { done <- run(ctx, nil, env(e), io.Discard, io.Discard) }()
+		base := fmt.Sprintf("http://127.0.0.1:%d", port)
+		waitHealthy(t, base)
+		return base, port, done
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	base, port, done := start(ctx)
+	resp, err := http.Post(base+"/v2/batch/scrape", "application/json",
+		strings.NewReader(`{"urls":["http://`+sln.Addr().String()+`/page"],"formats":["markdown"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started struct {
+		ID string `json:"id"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&started)
+	resp.Body.Close()
+	if started.ID == "" {
+		t.Fatalf("batch scrape: %d %v", resp.StatusCode, err)
+	}
+	select {
+	case <-arrived: // the page job is now waiting on the site
+	case <-time.After(30 * time.Second):
+		t.Fatal("the page job did not reach the site")
+	}
+	cancel()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			break // shutdown has begun
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the server still accepts connections 10s after the cancel")
+		}
+	}
+	close(slow)
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	base, _, done = start(ctx2)
+	var st struct {
+		Status string `json:"status"`
+		Data   []struct {
+			Markdown string `json:"markdown"`
+		} `json:"data"`
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get(base + "/v2/batch/scrape/" + started.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if st.Status == "completed" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if st.Status != "completed" || len(st.Data) != 1 || !strings.Contains(st.Data[0].Markdown, "Drained") || hits.Load() != 1 {
+		t.Errorf("after the restart: status %q, %d documents %+v, the site asked %d times; want completed, the drained page's document, asked once",
+			st.Status, len(st.Data), st.Data, hits.Load())
+	}
+	cancel2()
+	if err := <-done; err != nil {
+		t.Fatalf("second run: %v", err)
 	}
 }

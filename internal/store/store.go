@@ -43,6 +43,10 @@ type APIKey struct {
 type Store interface {
 	// CreateTeam creates a team; ErrConflict if the name exists.
 	CreateTeam(ctx context.Context, name string) (Team, error)
+	// EnsureTeam creates the team of that id and name unless a team of
+	// that id exists (nothing else about it is changed); ErrConflict if
+	// another team has the name.
+	EnsureTeam(ctx context.Context, id, name string) error
 	// TeamByName returns the team of that name or ErrNotFound.
 	TeamByName(ctx context.Context, name string) (Team, error)
 	// TeamByID returns the team or ErrNotFound.

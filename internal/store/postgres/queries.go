@@ -40,6 +40,19 @@ func (s *Store) CreateTeam(ctx context.Context, name string) (store.Team, error)
 	return t, nil
 }
 
+// EnsureTeam creates the team unless one of that id exists.
+func (s *Store) EnsureTeam(ctx context.Context, id, name string) error {
+	uid, err := parseID(id)
+	if err != nil {
+		return fmt.Errorf("store: ensure team: malformed id %q", id)
+	}
+	_, err = s.pool.Exec(ctx, `INSERT INTO teams (id, name) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, uid, name)
+	if err != nil {
+		return fmt.Errorf("store: ensure team: %w", mapErr(err))
+	}
+	return nil
+}
+
 // TeamByName returns the team of that name or store.ErrNotFound.
 func (s *Store) TeamByName(ctx context.Context, name string) (store.Team, error) {
 	t, err := scanTeam(s.pool.QueryRow(ctx,

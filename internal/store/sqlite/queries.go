@@ -51,6 +51,20 @@ func (s *Store) CreateTeam(ctx context.Context, name string) (store.Team, error)
 	return t, nil
 }
 
+// EnsureTeam creates the team unless one of that id exists.
+func (s *Store) EnsureTeam(ctx context.Context, id, name string) error {
+	uid, err := parseID(id)
+	if err != nil {
+		return fmt.Errorf("store: ensure team: malformed id %q", id)
+	}
+	_, err = s.write.ExecContext(ctx,
+		`INSERT INTO teams (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING`, uid, name, formatTime(s.now()))
+	if err != nil {
+		return fmt.Errorf("store: ensure team: %w", mapErr(err))
+	}
+	return nil
+}
+
 // TeamByName returns the team of that name or store.ErrNotFound.
 func (s *Store) TeamByName(ctx context.Context, name string) (store.Team, error) {
 	t, err := scanTeam(s.read.QueryRowContext(ctx,

@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"CountAPIKeys", testCountAPIKeys},
 		{"ConcurrentCreateAPIKey", testConcurrentCreateAPIKey},
 		{"ConcurrentCreateTeam", testConcurrentCreateTeam},
+		{"EnsureTeam", testEnsureTeam},
 		{"CanceledContext", testCanceledContext},
 		{"CreditsDefaultUnlimited", testCreditsDefaultUnlimited},
 		{"SetAndAddCredits", testSetAndAddCredits},
@@ -417,6 +418,35 @@ func testConcurrentCreateAPIKey(t *testing.T, s store.Store) {
 		if list[i].CreatedAt.After(list[i-1].CreatedAt) {
 			t.Errorf("ListAPIKeys not newest first at %d: %v after %v", i, list[i].CreatedAt, list[i-1].CreatedAt)
 		}
+	}
+}
+
+// testEnsureTeam: EnsureTeam creates a team of a given id once; again it
+// changes nothing; another team's name is ErrConflict.
+func testEnsureTeam(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const id = "00000000-0000-0000-0000-000000000000"
+	for range 2 {
+		if err := s.EnsureTeam(ctx, id, "fixed"); err != nil {
+			t.Fatalf("EnsureTeam: %v", err)
+		}
+	}
+	got, err := s.TeamByID(ctx, id)
+	if err != nil || got.ID != id || got.Name != "fixed" {
+		t.Fatalf("TeamByID after EnsureTeam: %+v %v", got, err)
+	}
+	if err := s.EnsureTeam(ctx, id, "renamed"); err != nil {
+		t.Fatalf("EnsureTeam of an existing id: %v", err)
+	}
+	if got, _ := s.TeamByID(ctx, id); got.Name != "fixed" {
+		t.Errorf("EnsureTeam renamed the team to %q", got.Name)
+	}
+	other, err := s.CreateTeam(ctx, "taken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureTeam(ctx, "0195e0a0-0000-7000-8000-0000000000ff", other.Name); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("EnsureTeam with another team's name: %v, want ErrConflict", err)
 	}
 }
 
