@@ -1,14 +1,12 @@
 package interact
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -261,57 +259,46 @@ func (p *cdpProxy) writeClient(ctx context.Context, data []byte) error {
 	return p.client.Write(wctx, websocket.MessageText, data)
 }
 
+// cdpOut is a message the proxy writes, to Chrome or to the client: a
+// command (id, method, params), a response (id, result or error) or an
+// event (method, params).
+type cdpOut struct {
+	ID        *int64          `json:"id,omitempty"`
+	SessionID string          `json:"sessionId,omitempty"`
+	Method    string          `json:"method,omitempty"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+	Error     *cdpError       `json:"error,omitempty"`
+}
+
 // writeUp sends a command to Chrome.
 func (p *cdpProxy) writeUp(ctx context.Context, id int64, sessionID, method string, params json.RawMessage) error {
-	var b bytes.Buffer
-	b.WriteString(`{"id":`)
-	b.WriteString(strconv.FormatInt(id, 10))
-	if sessionID != "" {
-		b.WriteString(`,"sessionId":`)
-		writeJSONString(&b, sessionID)
+	b, err := json.Marshal(cdpOut{ID: &id, SessionID: sessionID, Method: method, Params: params})
+	if err != nil {
+		return err
 	}
-	b.WriteString(`,"method":`)
-	writeJSONString(&b, method)
-	if len(params) > 0 {
-		b.WriteString(`,"params":`)
-		b.Write(params)
-	}
-	b.WriteByte('}')
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cdpWriteTimeout)
 	defer cancel()
-	if err := p.up.Write(wctx, websocket.MessageText, b.Bytes()); err != nil {
+	if err := p.up.Write(wctx, websocket.MessageText, b); err != nil {
 		return fmt.Errorf("chrome connection: %w", err)
 	}
 	return nil
 }
 
-func writeJSONString(b *bytes.Buffer, s string) {
-	q, _ := json.Marshal(s) // a string always marshals
-	b.Write(q)
-}
-
 // answer sends the client a response: result, or e when set.
 func (p *cdpProxy) answer(ctx context.Context, id int64, sessionID string, result json.RawMessage, e *cdpError) error {
-	var b bytes.Buffer
-	b.WriteString(`{"id":`)
-	b.WriteString(strconv.FormatInt(id, 10))
-	if sessionID != "" {
-		b.WriteString(`,"sessionId":`)
-		writeJSONString(&b, sessionID)
-	}
-	if e != nil {
-		eb, _ := json.Marshal(e)
-		b.WriteString(`,"error":`)
-		b.Write(eb)
-	} else {
+	out := cdpOut{ID: &id, SessionID: sessionID, Error: e}
+	if e == nil {
+		out.Result = result
 		if len(result) == 0 {
-			result = json.RawMessage(`{}`)
+			out.Result = json.RawMessage(`{}`)
 		}
-		b.WriteString(`,"result":`)
-		b.Write(result)
 	}
-	b.WriteByte('}')
-	return p.writeClient(ctx, b.Bytes())
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return p.writeClient(ctx, b)
 }
 
 // refuse answers a command with the proxy's error.
@@ -325,11 +312,7 @@ func (p *cdpProxy) event(ctx context.Context, sessionID, method string, params a
 	if err != nil {
 		return err
 	}
-	msg := map[string]any{"method": method, "params": json.RawMessage(raw)}
-	if sessionID != "" {
-		msg["sessionId"] = sessionID
-	}
-	b, err := json.Marshal(msg)
+	b, err := json.Marshal(cdpOut{SessionID: sessionID, Method: method, Params: raw})
 	if err != nil {
 		return err
 	}
