@@ -138,6 +138,11 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 	if isPosterToken(tok) {
 		return hintNegative, -25
 	}
+	if pk == kindForum && isOPMark(string(low)) {
+		// "isOriginalPoster", "op-post": a post by the thread's
+		// starter, not a poster card.
+		return hintNone, 0
+	}
 	if isSearchResults(string(low)) {
 		// The results of a search are the page's content, not its
 		// search box.
@@ -210,6 +215,16 @@ func isPosterToken(tok string) bool {
 		}
 	}
 	return false
+}
+
+// isOPMark reports a lower-case class token marking the posts of a
+// thread's original poster ("isOriginalPoster", "original-poster").
+func isOPMark(tok string) bool {
+	i := strings.Index(tok, "original")
+	if i < 0 {
+		return false
+	}
+	return strings.HasPrefix(strings.TrimLeft(tok[i+len("original"):], "-_"), "poster")
 }
 
 // isSearchResults reports a lower-case class token naming search results

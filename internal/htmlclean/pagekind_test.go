@@ -196,3 +196,37 @@ func TestPosterLabels(t *testing.T) {
 		t.Errorf("without forum markup: %s", got)
 	}
 }
+
+// On a forum thread the replies under a "Comments" heading are the thread,
+// and a reply marked as the original poster's is a post, not a poster
+// card; on an article the same section stays boilerplate.
+func TestForumRepliesUnderCommentsHeading(t *testing.T) {
+	t.Parallel()
+	reply := func(class, text string) string {
+		return `<li class="Item ItemComment ` + class + `"><div class="Comment"><div class="Message userContent"><p>` +
+			strings.Repeat(text+" ", 7) + `</p></div></div></li>`
+	}
+	body := `<main><h1>The project is no longer maintained</h1><div class="Discussion"><div class="Message userContent"><p>` +
+		strings.Repeat("After many years the company behind the software has ended its open source edition, so please plan a migration. ", 6) +
+		`</p></div></div><div class="CommentsWrap"><h2 class="CommentHeading">Comments</h2><ul class="MessageList Comments">` +
+		reply("Rank-Admin", "We will keep hosting the site and the code stays available to everyone who wants it.") +
+		reply("Rank-Admin isOriginalPoster", "Hosting is not maintenance: without security releases the forums are at risk.") +
+		`</ul></div></main>`
+	forum := `<html><head><script type="application/ld+json">{"@type":"DiscussionForumPosting","headline":"The project is no longer maintained"}</script></head><body>` + body + `</body></html>`
+	got, err := cleanString(t, forum, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"plan a migration", "keep hosting the site", "without security releases"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("forum thread lost %q: %s", want, got)
+		}
+	}
+	article, err := cleanString(t, `<html><head></head><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(article, "plan a migration") || strings.Contains(article, "keep hosting the site") {
+		t.Errorf("an article's comments section: %s", article)
+	}
+}

@@ -47,6 +47,14 @@ func isBoilerplateHeading(text string) bool {
 	return false
 }
 
+// isPostsHeading reports a heading that, on a forum thread, opens its posts
+// ("Comments", "Discussion"): the replies are the thread, not boilerplate.
+func isPostsHeading(text string) bool {
+	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
+	t = strings.TrimFunc(t, func(r rune) bool { return !unicode.IsLetter(r) })
+	return t == "comments" || t == "discussion" || t == "replies"
+}
+
 // startsWithLetter reports whether s opens with a letter ("you may also
 // like…" ends the phrase, "relatedness" does not).
 func startsWithLetter(s string) bool {
@@ -88,7 +96,8 @@ func removeBoilerplateSections(root, anchor *html.Node, pk pageKind) {
 	var heads []*html.Node
 	for n := root; n != nil; {
 		if n.Type == html.ElementNode && isHeading(n.DataAtom) {
-			if t := textOf(n); isBoilerplateHeading(t) || pk == kindProduct && isProductBoilerplateHeading(t) {
+			if t := textOf(n); isBoilerplateHeading(t) && !(pk == kindForum && isPostsHeading(t)) ||
+				pk == kindProduct && isProductBoilerplateHeading(t) {
 				heads = append(heads, n)
 				if len(heads) == maxBoilerplateSections {
 					break
