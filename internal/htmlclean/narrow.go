@@ -198,6 +198,26 @@ func isCTALink(n *html.Node) bool {
 	return ctaPhrases[t]
 }
 
+// isPostNumberLink reports a link whose whole text is a post's number in
+// its thread ("#12", "Post #3"): the permalink beside each post of a forum.
+func isPostNumberLink(n *html.Node) bool {
+	raw, ok := shortText(n, 16)
+	if !ok {
+		return false
+	}
+	t := strings.ToLower(strings.TrimSpace(raw))
+	t = strings.TrimSpace(strings.TrimPrefix(t, "post"))
+	if len(t) < 2 || t[0] != '#' {
+		return false
+	}
+	for i := 1; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // maxNoticeText bounds the text of a block taken for a site notice.
 const maxNoticeText = 160
 

@@ -230,3 +230,33 @@ func TestForumRepliesUnderCommentsHeading(t *testing.T) {
 		t.Errorf("an article's comments section: %s", article)
 	}
 }
+
+// The permalink beside each post of a thread ("#12") goes on a forum;
+// the same link on a page that is not one stays.
+func TestPostNumberLinks(t *testing.T) {
+	t.Parallel()
+	post := func(n, text string) string {
+		return `<article class="message"><ul class="message-attribution"><li><a href="/threads/t.1/post-` + n + `">#` + n + `</a></li></ul><div class="message-body"><p>` +
+			strings.Repeat(text+" ", 5) + `</p></div></article>`
+	}
+	body := `<main><h1>Which first telescope?</h1>` + post("1", "A reflector gives the most aperture for the money, get a dobsonian.") +
+		post("2", "Refractors need no collimation, which beginners appreciate on cold nights.") + `</main>`
+	forum := `<html><head><script type="application/ld+json">{"@type":"DiscussionForumPosting","headline":"Which first telescope?"}</script></head><body>` + body + `</body></html>`
+	got, err := cleanString(t, forum, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") {
+		t.Errorf("lost a post: %s", got)
+	}
+	if strings.Contains(got, "#1<") || strings.Contains(got, "#2<") {
+		t.Errorf("kept a post's number: %s", got)
+	}
+	got, err = cleanString(t, `<html><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "#1<") {
+		t.Errorf("without forum markup the link went: %s", got)
+	}
+}
