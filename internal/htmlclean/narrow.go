@@ -231,7 +231,7 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
-		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk == kindForum && posterStat.MatchString(t)) {
+		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk == kindForum && (posterStat.MatchString(t) || postCounter.MatchString(t))) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
 				notices = append(notices, b)
 			}
@@ -281,6 +281,11 @@ var posterLabel = regexp.MustCompile(`^(?:(?:\d+\+? years? )?(?:new|senior|junio
 // posterStat matches, on a forum thread, a poster's statistic written
 // without a colon ("Joined Feb 2019", "Posts 1,077").
 var posterStat = regexp.MustCompile(`^(?:join date|joined|posts|threads|messages|reaction score|likes received) [\w ,.]{1,20}$`)
+
+// postCounter matches, on a forum thread, the counters and states beside a
+// post or a thread: a bare number (votes, likes), "3 likes", "12 replies",
+// "Offline".
+var postCounter = regexp.MustCompile(`^(?:\d[\d,.]*k?(?: (?:likes?|replies|reply|views?|votes?|points?|posts?))?|likes?|replies|views|offline|online)$`)
 
 // pageLabel matches lower-case labels of a page's controls and state: a
 // result count ("Showing 24 of 291 results", "33 results"), a forum's

@@ -260,3 +260,35 @@ func TestPostNumberLinks(t *testing.T) {
 		t.Errorf("without forum markup the link went: %s", got)
 	}
 }
+
+// A post's counters and the poster's state ("12", "3 likes", "Offline") go
+// on a forum thread and stay on other pages.
+func TestPostCounters(t *testing.T) {
+	t.Parallel()
+	post := func(text string) string {
+		return `<div class="post"><div class="votes"><span>12</span></div><div class="state">Offline</div><div class="body"><p>` +
+			strings.Repeat(text+" ", 5) + `</p></div><div class="footer-bar"><span>3 likes</span></div></div>`
+	}
+	body := `<main><h1>Which first telescope?</h1>` + post("A reflector gives the most aperture for the money, get a dobsonian.") +
+		post("Refractors need no collimation, which beginners appreciate on cold nights.") + `</main>`
+	forum := `<html><head><script type="application/ld+json">{"@type":"DiscussionForumPosting","headline":"Which first telescope?"}</script></head><body>` + body + `</body></html>`
+	got, err := cleanString(t, forum, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") {
+		t.Errorf("lost a post: %s", got)
+	}
+	for _, gone := range []string{">12<", "Offline", "3 likes"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept %q: %s", gone, got)
+		}
+	}
+	got, err = cleanString(t, `<html><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, ">12<") {
+		t.Errorf("without forum markup the number went: %s", got)
+	}
+}
