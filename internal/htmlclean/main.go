@@ -445,7 +445,7 @@ func classify(n *html.Node, inContent, mild bool, pk pageKind) kind {
 	case atom.Dialog, atom.Button, atom.Input, atom.Select, atom.Textarea, atom.Footer:
 		return remove
 	case atom.A:
-		if isSkipLink(n) || isCTALink(n) || pk == kindForum && isPostNumberLink(n) {
+		if isSkipLink(n) || isCTALink(n) || pk.isThread() && isPostNumberLink(n) {
 			return remove
 		}
 	case atom.Aside:

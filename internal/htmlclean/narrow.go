@@ -231,7 +231,7 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
-		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk == kindForum && (posterStat.MatchString(t) || postCounter.MatchString(t))) {
+		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t))) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
 				notices = append(notices, b)
 			}

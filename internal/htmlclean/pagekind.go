@@ -20,7 +20,12 @@ const (
 	kindUnknown pageKind = iota
 	kindProduct          // a single product (schema.org Product, og:type product)
 	kindForum            // a discussion thread (schema.org DiscussionForumPosting, Comment)
+	kindQA               // a question and its answers (schema.org QAPage)
 )
+
+// isThread reports the kinds whose content is a run of posts by several
+// people: a forum thread, a question and its answers.
+func (k pageKind) isThread() bool { return k == kindForum || k == kindQA }
 
 var ldForumType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"DiscussionForumPosting"`)
 
@@ -84,6 +89,8 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 		return kindForum
 	case og, products >= 1 && products <= maxProductObjects, products == 0 && micro >= 1 && micro <= maxProductObjects:
 		return kindProduct
+	case qa:
+		return kindQA
 	}
 	return kindUnknown
 }

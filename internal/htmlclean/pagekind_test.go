@@ -28,7 +28,9 @@ func TestDetectKind(t *testing.T) {
 		{"microdata product", ``, `<div itemscope itemtype="https://schema.org/Product"><h1 itemprop="name">Tent</h1></div>`, kindProduct},
 		{"json-ld forum thread", ld(`{"@type":"DiscussionForumPosting","comment":[{"@type":"Comment"}]}`), ``, kindForum},
 		{"microdata forum comments", ``, `<article itemscope itemtype="http://schema.org/Comment"><p>a post</p></article>`, kindForum},
-		{"question and answer page", ``, `<div itemscope itemtype="https://schema.org/QAPage"><div itemscope itemtype="https://schema.org/Comment">c</div></div>`, kindUnknown},
+		{"question and answer page", ``, `<div itemscope itemtype="https://schema.org/QAPage"><div itemscope itemtype="https://schema.org/Comment">c</div></div>`, kindQA},
+		{"json-ld question and answer page", ld(`{"@type":"QAPage","mainEntity":{"@type":"Question"}}`), ``, kindQA},
+		{"question and answer page of a product", ld(`{"@type":"QAPage"}`) + `<meta property="og:type" content="product">`, ``, kindProduct},
 	}
 	for _, tc := range tests {
 		doc, err := html.Parse(strings.NewReader(`<html><head>` + tc.head + `</head><body>` + tc.body + `</body></html>`))
@@ -262,7 +264,8 @@ func TestPostNumberLinks(t *testing.T) {
 }
 
 // A post's counters and the poster's state ("12", "3 likes", "Offline") go
-// on a forum thread and stay on other pages.
+// on a forum thread and on a question-and-answer page, and stay on other
+// pages.
 func TestPostCounters(t *testing.T) {
 	t.Parallel()
 	post := func(text string) string {
@@ -290,5 +293,13 @@ func TestPostCounters(t *testing.T) {
 	}
 	if !strings.Contains(got, ">12<") {
 		t.Errorf("without forum markup the number went: %s", got)
+	}
+	qa := `<html><head><script type="application/ld+json">{"@type":"QAPage","mainEntity":{"@type":"Question"}}</script></head><body>` + body + `</body></html>`
+	got, err = cleanString(t, qa, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, ">12<") || strings.Contains(got, "3 likes") || !strings.Contains(got, "need no collimation") {
+		t.Errorf("question and answer page: %s", got)
 	}
 }
