@@ -16,6 +16,8 @@ const (
 	minCardText = 25
 	// maxCardGroups bounds the containers examined, for pathological pages.
 	maxCardGroups = 4096
+	// maxCardDepth bounds the wrappers protected inside a card.
+	maxCardDepth = 8
 )
 
 // findCardGrid returns the container outside page chrome and
@@ -95,4 +97,39 @@ func signature(n *html.Node) string {
 		return n.Data
 	}
 	return n.Data + "." + f[0]
+}
+
+// gridCards returns, in every card of grid, the chain of wrappers that
+// holds most of the card's text (a card's "card-wrapper", its "content"):
+// a class word on them ("subscription-eligible", "promo-card") does not
+// remove the cards the grid was kept for. Their tags, roles and visibility
+// still count, and so does the rest of a card (a quick-shop form, a badge).
+func gridCards(grid *html.Node, pk pageKind) map[*html.Node]bool {
+	if classHint(grid, pk) == hintNav {
+		// A menu's entries are not cards.
+		return nil
+	}
+	cards := map[*html.Node]bool{}
+	sig, _ := commonChild(grid)
+	for c := grid.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode || signature(c) != sig {
+			continue
+		}
+		cards[c] = true
+		for n, depth := c, 0; n != nil && depth < maxCardDepth; depth++ {
+			t := textLen(n)
+			var inner *html.Node
+			for k := n.FirstChild; k != nil && t > 0; k = k.NextSibling {
+				if k.Type == html.ElementNode && textLen(k)*5 >= t*4 {
+					inner = k
+					break
+				}
+			}
+			if inner != nil {
+				cards[inner] = true
+			}
+			n = inner
+		}
+	}
+	return cards
 }

@@ -42,3 +42,50 @@ func TestCardGrid(t *testing.T) {
 		t.Errorf("article with a sidebar grid: %s", got)
 	}
 }
+
+// promoCards are shop cards whose wrapper carries a boilerplate class word
+// as a modifier ("promo-eligible").
+func promoCards(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `<li class="grid__item"><div class="card-wrapper promo-eligible"><div class="card__content"><a href="/p/%d">Dark roast coffee blend %d</a><span>$%d.99</span></div></div></li>`, i, i, 10+i)
+	}
+	return b.String()
+}
+
+// The cards of a grid are kept even when their wrappers carry a class word
+// that elsewhere marks boilerplate, and a grid inside the anchor (a shop's
+// <main> with its intro and its products) is weighed against the rest of
+// the anchor, not against itself; a menu's entries are not cards.
+func TestCardGridClassWords(t *testing.T) {
+	t.Parallel()
+	intro := strings.Repeat(`<p>Bold, smooth and strong, our coffee is roasted in small batches, for a rich cup.</p>`, 3)
+	page := `<html><body><header><nav><a href="/">Home</a><a href="/shop">Shop</a></nav></header>
+<main><h1>Coffee</h1>` + intro + `<ul class="product-grid">` + promoCards(8) + `</ul></main>
+<footer><a href="/privacy">Privacy</a></footer></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Dark roast coffee blend 0", "Dark roast coffee blend 7", "$17.99", "small batches"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lost %q: %s", want, got)
+		}
+	}
+	if strings.Contains(got, "Privacy") {
+		t.Errorf("kept the footer: %s", got)
+	}
+	var menu strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&menu, `<li class="menu-item"><div class="menu-promo"><a href="/c/%d">Coffee category number %d</a> <span>Save 10%% on category %d</span></div></li>`, i, i, i)
+	}
+	page = `<html><body><article><h1>Brewing</h1>` + strings.Repeat(`<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction.</p>`, 8) +
+		`</article><div class="wrap"><ul class="menu">` + menu.String() + `</ul></div></body></html>`
+	got, err = cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "even extraction") || strings.Contains(got, "Save 10%") {
+		t.Errorf("menu entries kept as cards: %s", got)
+	}
+}

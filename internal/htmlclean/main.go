@@ -289,25 +289,27 @@ func mainContent(root *html.Node, pk pageKind) {
 		}
 	}
 	grid, gridText := findCardGrid(root, pk)
-	if grid != nil && (anchor == nil || gridText*cardGridShare >= textLen(anchor)) {
+	var cards map[*html.Node]bool
+	if grid != nil && (anchor == nil || gridText*cardGridShare >= anchorRest(anchor, grid, gridText)) {
 		// The page is a grid of cards (products, results, listings)
 		// more than the prose around it: the grid is content, and
 		// the link density of its cards does not remove them.
 		for p := grid; p != nil && p != root; p = p.Parent {
 			protected[p] = true
 		}
+		cards = gridCards(grid, pk)
 		var st proseStats
 		st.walk(grid, false, 0)
 		lds[grid] = float64(st.link) / float64(max(st.text, 1))
 	} else {
 		grid = nil
 	}
-	removals, remaining := prune(root, anchor, grid, protected, lds, pk, false)
+	removals, remaining := prune(root, anchor, grid, protected, cards, lds, pk, false)
 	if nearEmpty(remaining, total) {
 		// The class words removed (almost) everything: some sites mark
 		// their content with words that usually mean boilerplate. Prune
 		// again by tags, roles and link density only.
-		removals, remaining = prune(root, anchor, grid, protected, lds, pk, true)
+		removals, remaining = prune(root, anchor, grid, protected, cards, lds, pk, true)
 		if nearEmpty(remaining, total) {
 			return // keep the whole body
 		}
@@ -320,7 +322,7 @@ func mainContent(root *html.Node, pk pageKind) {
 	if main != nil && (anchor == nil || isAncestor(main, anchor)) && (grid == nil || isAncestor(main, grid)) && isAncestor(root, main) {
 		narrow(root, main)
 	}
-	if anchor != nil && grid == nil && isAncestor(root, anchor) {
+	if anchor != nil && (grid == nil || isAncestor(anchor, grid)) && isAncestor(root, anchor) {
 		a, r := textLen(anchor), textLen(root)
 		if r > 0 && a < r && float64(a) >= anchorShare*float64(r) {
 			narrowAround(root, anchor)
@@ -331,14 +333,26 @@ func mainContent(root *html.Node, pk pageKind) {
 	removeDuplicateBlocks(root, grid)
 }
 
+// anchorRest is the anchor's text that is not the grid's: a grid inside
+// the anchor (a shop's <main> holding its filters, banner and products) is
+// weighed against the rest of the anchor, not against itself.
+func anchorRest(anchor, grid *html.Node, gridText int) int {
+	a := textLen(anchor)
+	if isAncestor(anchor, grid) {
+		return a - textLen(grid)
+	}
+	return a
+}
+
 func nearEmpty(remaining, total int) bool {
 	return remaining*20 < total || (remaining < 20 && remaining < total)
 }
 
 // prune finds the boilerplate under root without removing it: the elements
 // to remove and the text that would remain. Elements in protected are never
-// removed. With mild, class and id words are ignored.
-func prune(root, anchor, grid *html.Node, protected map[*html.Node]bool, lds map[*html.Node]float64, pk pageKind, mild bool) ([]*html.Node, int) {
+// removed. With mild, class and id words are ignored; they are ignored on
+// the elements in cards too.
+func prune(root, anchor, grid *html.Node, protected, cards map[*html.Node]bool, lds map[*html.Node]float64, pk pageKind, mild bool) ([]*html.Node, int) {
 	var removals []*html.Node
 	w := walker{
 		containerLD: lds,
@@ -347,7 +361,7 @@ func prune(root, anchor, grid *html.Node, protected map[*html.Node]bool, lds map
 			if protected[n] {
 				return keep
 			}
-			k := classify(n, w.top().content, mild, pk)
+			k := classify(n, w.top().content, mild || cards[n], pk)
 			if k != remove && k != removeNav && pk == kindProduct && !mild && productBoilerplate(n) {
 				k = remove
 			}
