@@ -84,8 +84,10 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 		return kindForum
 	case group:
 		return kindUnknown
-	case !qa && products == 0 && !og && micro == 0 && threadURL(u):
-		// No markup, but the address names a thread.
+	case !forum && products == 0 && !og && micro == 0 && threadURL(u):
+		// No thread markup, but the address names a thread: a
+		// question-and-answer page of forum software whose answers
+		// are its comments, or a page without markup.
 		return kindForum
 	case og, products >= 1 && products <= maxProductObjects, products == 0 && micro >= 1 && micro <= maxProductObjects:
 		return kindProduct

@@ -303,3 +303,39 @@ func TestPostCounters(t *testing.T) {
 		t.Errorf("question and answer page: %s", got)
 	}
 }
+
+// A question-and-answer page whose address names a forum thread keeps the
+// answers its software marks as comments; at a question's address they
+// stay comments.
+func TestQAThreadAnswersAsComments(t *testing.T) {
+	t.Parallel()
+	answer := func(text string) string {
+		return `<article class="comment js-comment"><div class="comment-content"><p>` + strings.Repeat(text+" ", 6) + `</p></div></article>`
+	}
+	page := `<html><head><script type="application/ld+json">{"@type":"QAPage","mainEntity":{"@type":"Question"}}</script></head><body><main><h1>Which first telescope?</h1><article class="forum node"><div class="content"><p>` +
+		strings.Repeat("I am new to astronomy and want a first telescope for planets, around 400 dollars. ", 5) + `</p></div></article>` +
+		`<div id="comments" class="post-comments comment-wrapper">` + answer("A reflector gives the most aperture for the money, get a dobsonian.") +
+		answer("Refractors need no collimation, which beginners appreciate on cold nights.") + `</div></main></body></html>`
+	for _, tc := range []struct {
+		addr string
+		keep bool
+	}{
+		{"https://example.org/forum/astronomy/which-first-telescope", true},
+		{"https://example.org/questions/4412/which-first-telescope", false},
+	} {
+		u, err := url.Parse(tc.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cleanString(t, page, Options{OnlyMainContent: true, BaseURL: u})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(got, "first telescope for planets") {
+			t.Errorf("%s: lost the question: %s", tc.addr, got)
+		}
+		if kept := strings.Contains(got, "get a dobsonian") && strings.Contains(got, "need no collimation"); kept != tc.keep {
+			t.Errorf("%s: answers kept %v, want %v: %s", tc.addr, kept, tc.keep, got)
+		}
+	}
+}
