@@ -59,6 +59,13 @@ func TestHiddenContent(t *testing.T) {
 			keep: []string{"repair roofs"},
 		},
 		{
+			name: "a link hidden from screen readers is visible (a teaser repeating the title link)",
+			body: `<main><h1>Headphones</h1>` + strings.Repeat(`<article class="river"><h2><a href="/a/1">New firmware for the studio headphones</a></h2><p><a href="/a/1" aria-hidden="true" tabindex="-1">`+
+				prose("The update improves noise cancelling")+`</a></p></article>`, 2) + `<div aria-hidden="true"><span>Decorative clone of the menu</span></div></main>`,
+			keep: []string{"improves noise cancelling"},
+			drop: []string{"Decorative clone"},
+		},
+		{
 			name: "other hidden blocks stay hidden",
 			body: `<main><h1>Post</h1><p>` + prose("The visible article text") + `</p>
 <div hidden id="modal"><p>` + prose("Sign in to continue") + `</p></div><div hidden id="S:x1"><p>` + prose("Not a segment") + `</p></div></main>`,

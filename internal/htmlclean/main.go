@@ -515,7 +515,9 @@ func isHidden(n *html.Node) bool {
 		case "hidden":
 			return true
 		case "aria-hidden":
-			if a.Val == "true" {
+			// A link hidden from screen readers is still on screen: a
+			// card's teaser repeating its title link, skipped by them.
+			if a.Val == "true" && n.DataAtom != atom.A {
 				return true
 			}
 		case "style":
