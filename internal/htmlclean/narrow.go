@@ -231,7 +231,7 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
-		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t))) {
+		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t) || threadLabel.MatchString(t))) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
 				notices = append(notices, b)
 			}
@@ -286,6 +286,12 @@ var posterStat = regexp.MustCompile(`^(?:join date|joined|posts|threads|messages
 // post or a thread: a bare number (votes, likes), "3 likes", "12 replies",
 // "Offline".
 var postCounter = regexp.MustCompile(`^(?:\d[\d,.]*k?(?: (?:likes?|replies|reply|views?|votes?|points?|posts?))?|likes?|replies|views|offline|online)$`)
+
+// threadLabel matches, on a thread, the lower-case labels of its software
+// around the posts: an edit note ("Last edited: Jul 6, 2024"), a quote's
+// "Click to expand...", and a question page's answer form and prompts
+// ("Post as a guest", "Explore related questions").
+var threadLabel = regexp.MustCompile(`^(?:last edited:? [\w ,.:]{1,40}|click to (?:expand|shrink)(?:\.{3}|…)?|post as a guest|required, but never shown|sign up using (?:google|facebook|github|email and password)|find the answer to your question by asking\.?|see similar questions with these tags\.?|start asking to get answers|explore related questions)$`)
 
 // pageLabel matches lower-case labels of a page's controls and state: a
 // result count ("Showing 24 of 291 results", "33 results"), a forum's

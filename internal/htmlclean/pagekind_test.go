@@ -339,3 +339,37 @@ func TestQAThreadAnswersAsComments(t *testing.T) {
 		}
 	}
 }
+
+// A thread software's labels around the posts (edit notes, a quote's
+// "Click to expand...", a question page's answer form and prompts) go on a
+// thread and stay on other pages.
+func TestThreadLabels(t *testing.T) {
+	t.Parallel()
+	post := func(text string) string {
+		return `<div class="post"><div class="body"><blockquote><p>` + strings.Repeat("Which mount should I buy? ", 3) + `</p><div class="q-more">Click to expand...</div></blockquote><p>` +
+			strings.Repeat(text+" ", 5) + `</p><div class="edited">Last edited: Jul 6, 2024</div></div></div>`
+	}
+	body := `<main><h1>Which first telescope?</h1>` + post("A reflector gives the most aperture for the money, get a dobsonian.") +
+		post("Refractors need no collimation, which beginners appreciate on cold nights.") +
+		`<div class="notice"><p>Explore related questions</p></div><h3>Post as a guest</h3><p>Required, but never shown</p></main>`
+	qa := `<html><head><script type="application/ld+json">{"@type":"QAPage","mainEntity":{"@type":"Question"}}</script></head><body>` + body + `</body></html>`
+	got, err := cleanString(t, qa, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") || !strings.Contains(got, "Which mount") {
+		t.Errorf("lost a post: %s", got)
+	}
+	for _, gone := range []string{"Click to expand", "Last edited", "Explore related", "Post as a guest", "never shown"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept %q: %s", gone, got)
+		}
+	}
+	got, err = cleanString(t, `<html><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Last edited") {
+		t.Errorf("a page that is not a thread lost its edit note: %s", got)
+	}
+}
