@@ -99,12 +99,19 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 
 // threadURL reports an address whose path has a segment naming a
 // discussion thread ("/forum/...", "/threads/...", "viewtopic.php",
-// "/comments/..."): the convention of forum software, whatever the site.
+// "/comments/...", "/t/<title>/<id>"): the convention of forum software,
+// whatever the site.
 func threadURL(u *url.URL) bool {
 	if u == nil {
 		return false
 	}
-	for _, seg := range strings.FieldsFunc(strings.ToLower(u.Path), func(r rune) bool { return r == '/' || r == '.' }) {
+	segs := strings.FieldsFunc(strings.ToLower(u.Path), func(r rune) bool { return r == '/' || r == '.' })
+	if len(segs) >= 2 && segs[0] == "t" {
+		// "/t/<title>/<id>": the topic address of a common forum
+		// software.
+		return true
+	}
+	for _, seg := range segs {
 		switch seg {
 		case "forum", "forums", "thread", "threads", "showthread", "viewtopic", "discussion", "discussions", "comments":
 			return true

@@ -115,6 +115,8 @@ func TestForumKeepsCommentPosts(t *testing.T) {
 		{"https://example.org/forums/threads/which-first-telescope.4412/", true},
 		{"https://example.org/board/viewtopic.php?t=12", true},
 		{"https://example.org/r/astro/comments/abc/which_first_telescope/", true},
+		{"https://example.org/t/which-first-telescope/1555", true},
+		{"https://example.org/t/", false},
 		{"https://example.org/news/2024/which-first-telescope", false},
 		{"https://example.org/threadless-tees/", false},
 	} {
