@@ -89,3 +89,24 @@ func TestCardGridClassWords(t *testing.T) {
 		t.Errorf("menu entries kept as cards: %s", got)
 	}
 }
+
+// A shopping bag or basket drawer is boilerplate: its shipping notes are
+// the longest prose of a small collection page and must not become its
+// content.
+func TestShoppingBagDrawer(t *testing.T) {
+	t.Parallel()
+	for _, class := range []string{"bag__content", "minicart-content", "basket-drawer__body"} {
+		page := `<html><body><header><a href="/">Shop</a></header><h1>Skincare sets</h1>
+<ul class="products"><li><a href="/p/1"><h3>The Super Pack</h3></a><p>All three serums</p><span>£88</span></li>
+<li><a href="/p/2"><h3>Balm Trio</h3></a><p>Original formula</p><span>£42</span></li></ul>
+<aside class="drawer"><form><div class="` + class + `"><h2>Shopping Bag</h2><p>Subtotal £0.00. Tax calculated in checkout.</p>
+<p>Sales tax amount shown in checkout is a best estimate, and may differ from the amount actually charged, and shown on the order confirmation email.</p></div></form></aside></body></html>`
+		got, err := cleanString(t, page, Options{OnlyMainContent: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(got, "The Super Pack") || !strings.Contains(got, "Balm Trio") || strings.Contains(got, "best estimate") {
+			t.Errorf("%s: %s", class, got)
+		}
+	}
+}

@@ -29,7 +29,7 @@ func isNegativeWord(w string) bool {
 		"popup", "modal", "overlay", "lightbox", "footer", "masthead", "search", "tags",
 		"tagcloud", "outbrain", "taboola", "noprint", "editsection", "skip", "toolbar",
 		"topbar", "copyright", "legal", "paywall", "trending", "popular", "hatnote", "postprofile", "userinfo", "catlinks", "online",
-		"signature", "avatar", "extras", "expand":
+		"signature", "avatar", "extras", "expand", "minicart", "basket", "bag":
 		return true
 	}
 	return false
