@@ -231,11 +231,17 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
-		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t) || threadLabel.MatchString(t))) {
+		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t) || threadLabel.MatchString(t) || posterField.MatchString(t))) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
 				notices = append(notices, b)
 			}
 			continue
+		}
+		if pk.isThread() && t != "" {
+			if b := posterLine(n, root, anchor); b != nil {
+				notices = append(notices, b)
+				continue
+			}
 		}
 		if !strings.HasPrefix(t, "©") && !strings.HasPrefix(t, "copyright ©") && !strings.HasPrefix(t, "copyright (c)") &&
 			!strings.HasPrefix(t, "(c) copyright") && !strings.HasPrefix(t, "powered by ") {
@@ -258,6 +264,39 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 		}
 	}
 }
+
+// maxPosterLine bounds the text of a poster card's line read across its
+// inline elements.
+const maxPosterLine = 60
+
+// posterLine returns, on a thread, the leaf block that t (a text node)
+// opens when the block's whole text, across its inline elements, is a line
+// of a poster's card ("Join Date: <b>Aug 2008</b>", "Location: <i>Sin</i>"),
+// or nil.
+func posterLine(t, root, anchor *html.Node) *html.Node {
+	b := t.Parent
+	for b != nil && b != root && b.Type == html.ElementNode && !isBlock(b.DataAtom) {
+		b = b.Parent
+	}
+	if b == nil || b == root || b.Type != html.ElementNode || firstText(b) != t {
+		return nil
+	}
+	raw, ok := shortText(b, maxPosterLine)
+	if !ok || hasBlockChild(b) || isAncestor(b, anchor) {
+		return nil
+	}
+	l := strings.ToLower(strings.Join(strings.Fields(raw), " "))
+	l = strings.ReplaceAll(l, " :", ":")
+	if posterLabel.MatchString(l) || posterStat.MatchString(l) || posterField.MatchString(l) {
+		return b
+	}
+	return nil
+}
+
+// posterField matches, on a thread, the lower-case fields of a poster's
+// card that other pages use too, so only with a colon and only there
+// ("Location: Sin", "Registered: 2024-01-27").
+var posterField = regexp.MustCompile(`^(?:location|from|registered|member since|age|gender|reputation|credits|points|karma): [\w ,.:/-]{1,30}$`)
 
 // adLabels are the texts of the labels over ad slots, and of the
 // placeholders of script-loaded content; an element holding only one of

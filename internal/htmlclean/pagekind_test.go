@@ -375,3 +375,36 @@ func TestThreadLabels(t *testing.T) {
 		t.Errorf("a page that is not a thread lost its edit note: %s", got)
 	}
 }
+
+// A poster card's lines written across inline elements ("Join Date:
+// <b>Aug 2008</b>") and its location and registration fields go on a
+// thread; "Location: London" on a page that is not one stays.
+func TestPosterLinesAcrossElements(t *testing.T) {
+	t.Parallel()
+	post := func(text string) string {
+		return `<div class="post"><div class="card"><div>Join Date: <b>Aug 2008</b></div><div>Location: <b>SIN</b></div>` +
+			`<dl><dd><span>Registered:</span> 2024-01-27</dd></dl></div><div class="body"><p>` + strings.Repeat(text+" ", 5) + `</p></div></div>`
+	}
+	body := `<main><h1>Which first telescope?</h1>` + post("A reflector gives the most aperture for the money, get a dobsonian.") +
+		post("Refractors need no collimation, which beginners appreciate on cold nights.") + `</main>`
+	forum := `<html><head><script type="application/ld+json">{"@type":"DiscussionForumPosting","headline":"Which first telescope?"}</script></head><body>` + body + `</body></html>`
+	got, err := cleanString(t, forum, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") {
+		t.Errorf("lost a post: %s", got)
+	}
+	for _, gone := range []string{"Join Date", "Aug 2008", "Location", "Registered", "2024-01-27"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept %q: %s", gone, got)
+		}
+	}
+	got, err = cleanString(t, `<html><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Location") {
+		t.Errorf("a page that is not a thread lost a location field: %s", got)
+	}
+}
