@@ -8,6 +8,8 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/google/uuid"
+
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
@@ -148,12 +150,23 @@ func userMessage(err error) string {
 	return err.Error()
 }
 
+// UnknownMessage is the message of an unexpected error: it names the id
+// under which the error's full text was logged, and nothing of the text.
+func UnknownMessage(errorID string) string {
+	return "An unexpected error occurred. Please contact support, error id " + errorID
+}
+
 // Describe gives the API error code and message of err as the table maps
-// it, for errors reported outside a response (the failed pages of a crawl).
-func Describe(err error) (code, message string) {
+// it, for errors reported outside a response (the failed pages of a crawl
+// or batch scrape, stored and sent in webhooks). An error the table does not
+// know (nor a cancelled context: there is no client to have gone away) is
+// UNKNOWN_ERROR with UnknownMessage of a new errorID; the caller logs err
+// with that id. errorID is "" for known errors.
+func Describe(err error) (code, message, errorID string) {
 	m := Map(err)
-	if m.Message == "" {
-		return m.Code, err.Error()
+	if m.Code == "UNKNOWN_ERROR" || m.Code == "CLIENT_CLOSED_REQUEST" {
+		id := uuid.NewString()
+		return "UNKNOWN_ERROR", UnknownMessage(id), id
 	}
-	return m.Code, m.Message
+	return m.Code, m.Message, ""
 }

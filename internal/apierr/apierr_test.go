@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawl"
@@ -51,11 +54,48 @@ func TestMapUnsupportedFeature(t *testing.T) {
 	}
 }
 
+// TestDescribe: a known error keeps its code and message and gets no error
+// id; an unknown one (or a cancelled context, which has no client behind it
+// in a job) shows none of its text, only a fresh error id.
 func TestDescribe(t *testing.T) {
-	if code, msg := apierr.Describe(errors.New("boom")); code != "UNKNOWN_ERROR" || msg != "boom" {
-		t.Errorf("unknown: %s %q; want UNKNOWN_ERROR boom", code, msg)
+	known := []struct {
+		err        error
+		code, want string
+	}{
+		{&scrape.Failure{Kind: scrape.ErrSSL, Msg: "bad certificate"}, "SCRAPE_SSL_ERROR", "bad certificate"},
+		{fmt.Errorf("page: %w", scrape.ErrTimeout), "SCRAPE_TIMEOUT",
+			"Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
+		{&scrape.Failure{Kind: scrape.ErrDNSResolution, Msg: "DNS resolution failed for hostname: nowhere.invalid."},
+			"SCRAPE_DNS_RESOLUTION_ERROR", "DNS resolution failed for hostname: nowhere.invalid."},
 	}
-	if code, msg := apierr.Describe(&scrape.Failure{Kind: scrape.ErrSSL, Msg: "bad certificate"}); code != "SCRAPE_SSL_ERROR" || msg != "bad certificate" {
-		t.Errorf("failure: %s %q", code, msg)
+	for _, k := range known {
+		code, msg, id := apierr.Describe(k.err)
+		if code != k.code || msg != k.want || id != "" {
+			t.Errorf("%v: %s %q id %q; want %s %q and no id", k.err, code, msg, id, k.code, k.want)
+		}
+	}
+	internal := []error{
+		errors.New("store: dial tcp 10.1.2.3:5432: connect: connection refused"),
+		fmt.Errorf("browser: devtools ws://127.0.0.1:9222/devtools/browser/x: %w", context.Canceled),
+	}
+	seen := map[string]bool{}
+	for _, err := range internal {
+		code, msg, id := apierr.Describe(err)
+		if _, perr := uuid.Parse(id); perr != nil || seen[id] {
+			t.Errorf("%v: error id %q is not a fresh UUID", err, id)
+		}
+		seen[id] = true
+		if code != "UNKNOWN_ERROR" || msg != apierr.UnknownMessage(id) {
+			t.Errorf("%v: %s %q; want UNKNOWN_ERROR %q", err, code, msg, apierr.UnknownMessage(id))
+		}
+		for _, leak := range []string{"10.1.2.3", "5432", "store:", "browser:", "9222", "127.0.0.1"} {
+			if strings.Contains(msg, leak) {
+				t.Errorf("%v: message %q shows %q", err, msg, leak)
+			}
+		}
+	}
+	// The message is the contract's one for an unexpected error.
+	if got := apierr.UnknownMessage("x"); !strings.HasSuffix(got, "contact support, error id x") {
+		t.Errorf("UnknownMessage = %q", got)
 	}
 }

@@ -15,16 +15,16 @@ import (
 	"github.com/firegate/firegate/internal/queue/queuetest"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
-	"github.com/firegate/firegate/internal/testenv"
 )
 
 // poisonScraper panics on every page whose path is /poison (a page that
-// makes its worker fail on every attempt) and scrapes the others.
+// makes its worker fail on every attempt), with an internal-looking value,
+// and scrapes the others.
 type poisonScraper struct{ next crawljob.Scraper }
 
 func (p poisonScraper) Scrape(ctx context.Context, opts scrape.Options) (*scrape.Document, error) {
 	if strings.HasSuffix(opts.URL, "/poison") {
-		panic("poisoned page")
+		panic("browser: devtools ws://10.1.2.3:9222: poisoned page")
 	}
 	return p.next.Scrape(ctx, opts)
 }
@@ -45,9 +45,11 @@ func poisonSite(w http.ResponseWriter, r *http.Request) {
 
 // TestDiscardedPageFails: a page whose worker fails on every attempt (its
 // scraper panics) ends as a failed page of its crawl, batch scrape or
-// extract, with the reason, and the job completes; both when the failure
-// is on the last attempt in a live worker and when the job is found already
-// discarded by River (its process down at the time) by Reconcile.
+// extract, and the job completes; both when the failure is on the last
+// attempt in a live worker and when the job is found already discarded by
+// River (its process down at the time) by Reconcile. The page's error
+// quotes the last attempt's error by an error id, logged with its text,
+// and shows none of that text.
 func TestDiscardedPageFails(t *testing.T) {
 	site := httptest.NewServer(http.HandlerFunc(poisonSite))
 	t.Cleanup(site.Close)
@@ -56,10 +58,10 @@ func TestDiscardedPageFails(t *testing.T) {
 		for _, job := range []string{"crawl", "batch", "extract"} {
 			for _, mode := range []string{"live", "repair"} {
 				t.Run(kind+"/"+job+"/"+mode, func(t *testing.T) {
-					log := testenv.Logger(t)
+					log, book := capturingLogger(t)
 					engine := scrape.New(scrape.Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), Log: log})
 					st := openStore(t, kind)
-					h := newHarness(t, st, harnessOptions{workers: 4, scraper: poisonScraper{next: engine}})
+					h := newHarness(t, st, harnessOptions{workers: 4, scraper: poisonScraper{next: engine}, log: log})
 					id := crawljob.NewJobID()
 					var err error
 					switch job {
@@ -83,7 +85,7 @@ func TestDiscardedPageFails(t *testing.T) {
 						// Its next run is the last attempt, which panics too.
 						queuetest.StageNextAttempt(t, st, "page", "url", poison, maxAttempts-1)
 					} else {
-						reason = "staged: the worker's process crashed"
+						reason = "store: dial tcp 10.1.2.3:5432: the worker's process crashed"
 						queuetest.StageDiscarded(t, st, "page", "url", poison, reason)
 						if err := h.runner.Reconcile(t.Context()); err != nil {
 							t.Fatal(err)
@@ -103,9 +105,10 @@ func TestDiscardedPageFails(t *testing.T) {
 						t.Fatal(err)
 					}
 					want := fmt.Sprintf("failed on all of its %d attempts", maxAttempts)
-					if len(errs) != 1 || errs[0].URL != poison || !strings.Contains(errs[0].Error, want) || !strings.Contains(errs[0].Error, reason) {
-						t.Errorf("job errors %+v; want %s given up with %q and %q", errs, poison, want, reason)
+					if len(errs) != 1 || errs[0].URL != poison || !strings.Contains(errs[0].Error, want) || errs[0].Code != "SCRAPE_SITE_ERROR" {
+						t.Fatalf("job errors %+v; want %s given up with %q", errs, poison, want)
 					}
+					checkInternal(t, "given-up page", errs[0].Error, book, reason)
 				})
 			}
 		}

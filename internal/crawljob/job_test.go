@@ -3,6 +3,7 @@ package crawljob_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -49,6 +50,8 @@ type harnessOptions struct {
 	deadAfter time.Duration
 	// deferStart leaves the queue stopped: the test starts h.q itself.
 	deferStart bool
+	// log is the runner's logger (default: the test's).
+	log *slog.Logger
 }
 
 // stores are the databases every job test runs on.
@@ -63,7 +66,10 @@ func openStore(t testing.TB, kind string) jobStore {
 
 func newHarness(t testing.TB, st jobStore, o harnessOptions) *harness {
 	t.Helper()
-	log := testenv.Logger(t)
+	log := o.log
+	if log == nil {
+		log = testenv.Logger(t)
+	}
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
 	if o.scraper == nil {
 		o.scraper = scrape.New(scrape.Config{Fetcher: fetcher, Log: log})

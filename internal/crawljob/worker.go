@@ -228,7 +228,7 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) (err er
 		if err == nil || errors.As(err, &snooze) {
 			return
 		}
-		if gerr := w.r.giveUp(ctx, job.Args, job.Attempt, err.Error()); gerr != nil {
+		if gerr := w.r.giveUp(ctx, job.Args, job.Attempt, err); gerr != nil {
 			err = errors.Join(err, gerr)
 		} else {
 			err = nil
@@ -241,10 +241,11 @@ func (w *pageWorker) Work(ctx context.Context, job *river.Job[pageArgs]) (err er
 const maxReason = 300
 
 // giveUp fails a page whose job spent its attempts (the last ended with
-// reason), unless it was settled before, and completes the job when it was
+// last), unless it was settled before, and completes the job when it was
 // its last page. It runs in a worker's last attempt and in Reconcile, for a
-// job River discarded.
-func (r *Runner) giveUp(ctx context.Context, a pageArgs, attempts int, reason string) error {
+// job River discarded. The page's message quotes last as the error table
+// shows it (an internal error by its error id only).
+func (r *Runner) giveUp(ctx context.Context, a pageArgs, attempts int, last error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	c, err := r.job(ctx, a.Job)
@@ -261,14 +262,14 @@ func (r *Runner) giveUp(ctx context.Context, a pageArgs, attempts int, reason st
 	if err != nil {
 		return err
 	}
-	if len(reason) > maxReason {
-		reason = reason[:maxReason] + "…"
-	}
-	reason = strings.ToValidUTF8(reason, "")
-	msg := fmt.Sprintf("Scraping this page failed on all of its %d attempts; the page was given up. The last attempt's error: %s", attempts, reason)
-	code, msg := r.describe(&scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
 	r.cfg.Log.WarnContext(ctx, "page given up after its attempts failed", "job_id", a.Job, "url", logsafe.URL(a.URL),
-		"attempts", attempts, "err", reason)
+		"attempts", attempts, "err", last)
+	_, reason := r.describe(ctx, a, last)
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
+	}
+	msg := fmt.Sprintf("Scraping this page failed on all of its %d attempts; the page was given up. The last attempt's error: %s", attempts, reason)
+	code, msg := r.describe(ctx, a, &scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
 	r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind, &c.opts).PageFailed(a.Job, a.URL, msg), false)
 	return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
 }
@@ -309,7 +310,7 @@ func (w *pageWorker) work(ctx context.Context, job *river.Job[pageArgs]) error {
 		died := queue.DiedAttempts(job.JobRow)
 		msg := fmt.Sprintf("The worker scraping this page died or hung on %d of its %d attempts, the last one included; the page was given up.",
 			died, job.Attempt-1)
-		code, msg := r.describe(&scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
+		code, msg := r.describe(ctx, a, &scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
 		r.cfg.Log.WarnContext(ctx, "page given up after its worker died", "job_id", a.Job, "url", logsafe.URL(a.URL),
 			"attempts", job.Attempt-1, "died", died)
 		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind, &c.opts).PageFailed(a.Job, a.URL, msg), false)
@@ -368,7 +369,7 @@ func (w *pageWorker) work(ctx context.Context, job *river.Job[pageArgs]) error {
 		if ctx.Err() != nil {
 			return ctx.Err() // shutting down or timed out: retried
 		}
-		code, msg := r.describe(scrapeErr)
+		code, msg := r.describe(ctx, a, scrapeErr)
 		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind, &c.opts).PageFailed(a.Job, a.URL, msg), false)
 		return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
 	}
@@ -703,7 +704,7 @@ func (r *Runner) giveUpDiscarded(ctx context.Context, ids []string) error {
 		if n := len(row.Errors); n > 0 {
 			reason = row.Errors[n-1].Error
 		}
-		if err := r.giveUp(ctx, a, row.Attempt, reason); err != nil {
+		if err := r.giveUp(ctx, a, row.Attempt, errors.New(reason)); err != nil {
 			r.cfg.Log.ErrorContext(ctx, "give up a discarded page", "job_id", a.Job, "url", logsafe.URL(a.URL), "err", err)
 		}
 		return nil
@@ -724,9 +725,18 @@ func hasFormat(fs []scrape.Format, t string) bool {
 	return false
 }
 
-// describe gives the API error code and message of a failed page.
-func (r *Runner) describe(err error) (code, msg string) {
-	return apierr.Describe(err)
+// describe gives the API error code and message of a failed page, as the
+// one error table maps err: what a client is shown of it (the job's errors,
+// webhooks, a failed job's error). An error the table does not know is shown
+// as a generic message naming an error id, and logged here with that id and
+// its full text (which may name internal hosts, addresses and packages).
+func (r *Runner) describe(ctx context.Context, a pageArgs, err error) (code, msg string) {
+	code, msg, id := apierr.Describe(err)
+	if id != "" {
+		r.cfg.Log.ErrorContext(ctx, "page failed with an unexpected error", "error_id", id, "job_id", a.Job,
+			"url", logsafe.URL(a.URL), "err", err)
+	}
+	return code, msg
 }
 
 // robotsEntry is the robots.txt of one origin for one job.
