@@ -99,8 +99,9 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 
 // threadURL reports an address whose path has a segment naming a
 // discussion thread ("/forum/...", "/threads/...", "viewtopic.php",
-// "/comments/...", "/t/<title>/<id>"): the convention of forum software,
-// whatever the site.
+// "/comments/...", "/t/<title>/<id>", "thread-222085.html",
+// "index.php?topic=..."): the convention of forum software, whatever the
+// site.
 func threadURL(u *url.URL) bool {
 	if u == nil {
 		return false
@@ -111,7 +112,15 @@ func threadURL(u *url.URL) bool {
 		// software.
 		return true
 	}
+	if u.Query().Has("topic") {
+		// "index.php?topic=589061.0"
+		return true
+	}
 	for _, seg := range segs {
+		if (strings.HasPrefix(seg, "thread-") || strings.HasPrefix(seg, "topic-")) && len(seg) > 7 && seg[len(seg)-1] >= '0' && seg[len(seg)-1] <= '9' {
+			// "thread-222085.html"
+			return true
+		}
 		switch seg {
 		case "forum", "forums", "thread", "threads", "showthread", "viewtopic", "discussion", "discussions", "comments":
 			return true

@@ -117,6 +117,9 @@ func TestForumKeepsCommentPosts(t *testing.T) {
 		{"https://example.org/r/astro/comments/abc/which_first_telescope/", true},
 		{"https://example.org/t/which-first-telescope/1555", true},
 		{"https://example.org/t/", false},
+		{"https://example.org/community/index.php?topic=589061.0", true},
+		{"https://example.org/thread-222085.html", true},
+		{"https://example.org/thread-safety-in-go", false},
 		{"https://example.org/news/2024/which-first-telescope", false},
 		{"https://example.org/threadless-tees/", false},
 	} {
