@@ -282,6 +282,11 @@ func ld(f *frame) float64 {
 
 func mainContent(root *html.Node, pk pageKind) {
 	anchor, total, main, lds := findAnchor(root, pk)
+	if pk != kindProduct {
+		// (A product page's e-mail box, "Notify me when back in stock",
+		// sits among its options.)
+		removeSignupBoxes(root, anchor)
+	}
 	protected := map[*html.Node]bool{}
 	if anchor != nil {
 		for p := anchor; p != nil && p != root; p = p.Parent {

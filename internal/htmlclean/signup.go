@@ -1,0 +1,58 @@
+package htmlclean
+
+import (
+	"strings"
+
+	"github.com/firegate/firegate/internal/htmlattr"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// maxSignupText bounds the text (non-space bytes) of the block around an
+// e-mail field that is taken for a sign-up box: its heading, a line of
+// pitch, the field's label and a button.
+const maxSignupText = 250
+
+// removeSignupBoxes removes the small blocks built around an e-mail field
+// ("Join our mailing list", "Get the best of ..., directly in your inbox"):
+// from each field, the outermost ancestor that still holds at most
+// maxSignupText of text and not the anchor.
+func removeSignupBoxes(root, anchor *html.Node) {
+	var boxes []*html.Node
+	for n := root; n != nil; n = next(n, root, false) {
+		if n.Type != html.ElementNode || n.DataAtom != atom.Input || !isEmailField(n) {
+			continue
+		}
+		var box *html.Node
+		for p := n.Parent; p != nil && p != root && p.Type == html.ElementNode; p = p.Parent {
+			if (anchor != nil && isAncestor(p, anchor)) || textLen(p) > maxSignupText {
+				break
+			}
+			box = p
+		}
+		if box != nil {
+			boxes = append(boxes, box)
+		}
+	}
+	for _, b := range boxes {
+		if b.Parent != nil {
+			b.Parent.RemoveChild(b)
+		}
+	}
+}
+
+// isEmailField reports an <input> for an e-mail address: by type, or by a
+// name, id or placeholder that says e-mail.
+func isEmailField(n *html.Node) bool {
+	if t, _ := htmlattr.Lookup(n, "type"); strings.EqualFold(strings.TrimSpace(t), "email") {
+		return true
+	}
+	for _, k := range []string{"name", "id", "placeholder", "autocomplete"} {
+		v, _ := htmlattr.Lookup(n, k)
+		v = strings.ToLower(v)
+		if strings.Contains(v, "email") || strings.Contains(v, "e-mail") {
+			return true
+		}
+	}
+	return false
+}

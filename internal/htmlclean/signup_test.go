@@ -1,0 +1,34 @@
+package htmlclean
+
+import (
+	"strings"
+	"testing"
+)
+
+// The small block around an e-mail field (a mailing-list box) goes; a
+// large one (a contact page whose form sits among its prose) and the
+// content around it stay.
+func TestSignupBoxes(t *testing.T) {
+	t.Parallel()
+	prose := strings.Repeat("<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction.</p>", 6)
+	page := `<html><body><article><h1>Brewing</h1>` + prose + `
+<div class="box"><h3>Stay in the loop</h3><p>The best brewing stories, straight to you each week.</p>
+<form><label>Your address</label><input type="text" name="EMAIL"><button>Go</button></form></div></article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "even extraction") || strings.Contains(got, "Stay in the loop") || strings.Contains(got, "straight to you") {
+		t.Errorf("mailing-list box: %s", got)
+	}
+	contact := `<html><body><main><h1>Contact</h1><div class="c"><p>Write to us about orders, wholesale and events, and we answer within a day, on weekdays; for returns, tell us your order number and what went wrong, and we send a label.</p>
+<form><label>Email</label><input type="email"><label>Message</label><textarea></textarea></form>
+<p>Our roastery is open for visits on Saturdays, from nine to one, at the old mill by the river, with tastings on the hour.</p></div></main></body></html>`
+	got, err = cleanString(t, contact, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "within a day") || !strings.Contains(got, "tastings on the hour") {
+		t.Errorf("contact page: %s", got)
+	}
+}
