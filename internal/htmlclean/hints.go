@@ -135,6 +135,11 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 	if isHiddenToken(string(low)) {
 		return hintNegative, -25
 	}
+	if pk.isThread() && strings.Contains(string(low), "signature") {
+		// A post's signature, also run together with another word
+		// ("postsignature", "signaturecontainer").
+		return hintNegative, -25
+	}
 	if isPosterToken(tok) {
 		return hintNegative, -25
 	}
@@ -203,7 +208,7 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 // poster's title, banner, rank and statistics beside each post
 // ("userTitle", "message-userBanner", "user_rank", "author_statistics").
 var posterWords = map[string]bool{"usertitle": true, "userbanner": true, "userrank": true,
-	"memberrank": true, "userstats": true, "authorstatistics": true, "userstatistics": true}
+	"memberrank": true, "userstats": true, "authorstatistics": true, "userstatistics": true, "usercontacts": true}
 
 // isPosterToken reports a class token naming a part of a forum poster's
 // card.

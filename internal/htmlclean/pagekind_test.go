@@ -411,3 +411,36 @@ func TestPosterLinesAcrossElements(t *testing.T) {
 		t.Errorf("a page that is not a thread lost a location field: %s", got)
 	}
 }
+
+// On a thread a post's signature goes also when its class runs the word
+// together with another ("postsignature"), and so do the poster's contact
+// links; a page that is not a thread keeps such a block.
+func TestThreadSignatures(t *testing.T) {
+	t.Parallel()
+	post := func(text, sig string) string {
+		return `<div class="blockpost"><div class="postleft"><dl><dt>ann</dt><dd class="usercontacts"><a href="https://example.org/ann">Website</a></dd></dl></div>` +
+			`<div class="postright"><div class="postmsg"><p>` + strings.Repeat(text+" ", 5) + `</p></div><div class="postsignature postmsg"><p>` + strings.Repeat(sig+" ", 3) + `</p></div></div></div>`
+	}
+	body := `<main><h1>Which first telescope?</h1>` + post("A reflector gives the most aperture for the money, get a dobsonian.", "Keep looking up, the sky is patient with everyone who waits for it.") +
+		post("Refractors need no collimation, which beginners appreciate on cold nights.", "Clear skies from the northern hills, where the seeing is steady most nights.") + `</main>`
+	forum := `<html><head><script type="application/ld+json">{"@type":"DiscussionForumPosting","headline":"Which first telescope?"}</script></head><body>` + body + `</body></html>`
+	got, err := cleanString(t, forum, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") {
+		t.Errorf("lost a post: %s", got)
+	}
+	for _, gone := range []string{"sky is patient", "northern hills", "Website"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept %q: %s", gone, got)
+		}
+	}
+	got, err = cleanString(t, `<html><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "sky is patient") {
+		t.Errorf("a page that is not a thread lost the block: %s", got)
+	}
+}
