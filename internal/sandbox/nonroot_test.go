@@ -111,11 +111,11 @@ exec -a ` + tag + ` sleep 30
 const nonRootUID = 10001
 
 // nonRootTests are the tests TestServerNotRoot runs as nonRootUID: every
-// test of what a program can do in its sandbox.
+// test of what a program can do in its sandbox, and the init's placing.
 var nonRootTests = []string{
 	"TestRunsEachLanguage", "TestSandboxUser", "TestFilesystemConfined", "TestNoInheritedDescriptors",
 	"TestNetworkConfined", "TestForkBombContained", "TestMemoryLimit", "TestTotalMemory", "TestTimeoutKills",
-	"TestCPULimit", "TestOutputCapped", "TestDiskLimit", "TestNodePageOverCDP", "TestPythonGetsCDPURL",
+	"TestCPULimit", "TestOutputCapped", "TestDiskLimit", "TestNodePageOverCDP", "TestPythonGetsCDPURL", "TestPlaceInit",
 }
 
 // TestServerNotRoot: a server that is not root (as in the Docker image)
@@ -242,4 +242,50 @@ func copyFile(src, dst string, perm os.FileMode) error {
 		return err
 	}
 	return out.Close()
+}
+
+// TestPlaceInit: the init is placed readable and executable by every user
+// (the sandbox's user is not the server's when it is root), whatever the
+// umask, and the server's binary is left as it is: linked when its mode
+// allows, else copied.
+func TestPlaceInit(t *testing.T) {
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	body := []byte("#!/bin/sh\necho init\n")
+	for _, mode := range []os.FileMode{0o700, 0o755} {
+		t.Run(mode.String(), func(t *testing.T) {
+			src := filepath.Join(t.TempDir(), "server")
+			if err := os.WriteFile(src, body, mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(src, mode); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			dst, err := placeInit(src, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sst, err := os.Stat(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst2, err := os.Stat(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sst.Mode().Perm() != mode {
+				t.Errorf("the server's binary is now %s, was %s", sst.Mode().Perm(), mode)
+			}
+			if dst2.Mode().Perm() != 0o755 {
+				t.Errorf("the init is %s, want -rwxr-xr-x", dst2.Mode().Perm())
+			}
+			if linked := os.SameFile(sst, dst2); linked != (mode == 0o755) {
+				t.Errorf("linked %v for a binary of mode %s", linked, mode)
+			}
+			if b, err := os.ReadFile(dst); err != nil || string(b) != string(body) {
+				t.Errorf("the init holds %q, %v", b, err)
+			}
+		})
+	}
 }

@@ -604,24 +604,39 @@ func (s *Sandbox) share(path string, mode os.FileMode) error {
 	return nil
 }
 
-// placeInit puts the init binary in the runs' directory (a link, or a
-// copy on another filesystem), where the sandbox's user reaches it
-// whatever the permissions of the directories above the original.
+// placeInit puts the init binary in the runs' directory, where the
+// sandbox's user reaches it whatever the permissions of the directories
+// above the original: a link when the binary is readable and executable by
+// every user, else (or when it cannot be linked: another filesystem, or
+// with fs.protected_hardlinks a binary of another user) a copy made so. A
+// link's mode is the original's and is left alone: changing it changed the
+// server's binary, and fails (EPERM) for a server that is not root and
+// links a binary it does not own where fs.protected_hardlinks is off.
 func placeInit(src, dir string) (string, error) {
 	dst := filepath.Join(dir, "init")
 	if err := os.Link(src, dst); err == nil {
-		return dst, os.Chmod(dst, 0o755)
+		if st, err := os.Stat(dst); err == nil && st.Mode().Perm()&0o005 == 0o005 {
+			return dst, nil
+		}
+		if err := os.Remove(dst); err != nil {
+			return "", err
+		}
 	}
 	in, err := os.Open(src)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = in.Close() }()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
 	if err != nil {
 		return "", err
 	}
 	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return "", err
+	}
+	// Explicitly, whatever the server's umask.
+	if err := out.Chmod(0o755); err != nil {
 		_ = out.Close()
 		return "", err
 	}
