@@ -252,6 +252,12 @@ func TestBoilerplateHeading(t *testing.T) {
 		"Create an account or sign in to comment": true,
 		"Sign in":                                 true,
 		"Signing a lease":                         false,
+		"Contact us":                              true,
+		"Contact usage limits":                    false,
+		"Advertisement: new course":               true,
+		"Featured brands:":                        true,
+		"Why trust us?":                           true,
+		"Follow the author":                       true,
 	} {
 		if got := isBoilerplateHeading(text); got != want {
 			t.Errorf("%q: %v, want %v", text, got, want)

@@ -27,6 +27,7 @@ var boilerplateHeadings = []string{
 	"add a comment", "post a comment", "write a comment", "table of contents", "in this article", "on this page", "share this article", "share this post",
 	"create an account", "sign in", "log in", "already have an account",
 	"customers also", "trending searches", "popular searches", "recently viewed",
+	"contact us", "advertisement", "featured brands", "why trust us", "follow the author",
 }
 
 // maxBoilerplateSections bounds the work on pages with very many headings.
