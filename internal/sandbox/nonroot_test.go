@@ -289,3 +289,29 @@ func TestPlaceInit(t *testing.T) {
 		})
 	}
 }
+
+// TestRestrictiveUmask: a server whose umask lets no other user read its
+// files (077, as a hardened service may have) still starts a sandbox and
+// runs programs: what is written for them is made readable by the
+// sandbox's user whatever the umask.
+func TestRestrictiveUmask(t *testing.T) {
+	mods := nodeModules(t)
+	newSandbox(t) // bwrap and the interpreters are there
+	old := syscall.Umask(0o077)
+	defer syscall.Umask(old)
+	s, err := New(t.Context(), Config{Runtimes: []string{Node, Python, Bash}, NodeModules: mods, Log: testenv.Logger(t)})
+	if err != nil {
+		t.Fatalf("New under umask 077: %v", err)
+	}
+	defer func() { _ = s.Close() }()
+	for _, c := range []struct{ lang, code string }{
+		{Bash, `id -un; cat /etc/group /etc/hosts | wc -l`},
+		{Python, `import pwd, os; print(pwd.getpwuid(os.getuid()).pw_name); print(len(open("/etc/group").read().splitlines()) + len(open("/etc/hosts").read().splitlines()))`},
+		{Node, `console.log(require("os").userInfo().username); console.log(require("fs").readFileSync("/etc/hosts", "utf8").split("\n").length)`},
+	} {
+		res := run(t, s, Spec{Language: c.lang, Code: c.code})
+		if res.ExitCode != 0 || res.Stdout != "sandbox\n3\n" {
+			t.Errorf("%s under umask 077: %+v", c.lang, res)
+		}
+	}
+}

@@ -343,7 +343,12 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 		argv = append(argv, "--noprofile", "--norc", inDir+"/code.sh")
 	}
 	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		// Readable by the sandbox's user whatever the server's umask.
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
+		if err := os.Chmod(path, 0o644); err != nil {
 			return Result{}, fmt.Errorf("sandbox: %w", err)
 		}
 	}
