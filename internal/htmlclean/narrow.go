@@ -243,6 +243,19 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 				continue
 			}
 		}
+		if strings.HasPrefix(t, "by ") && consentLine.MatchString(t) {
+			b := n.Parent
+			for b != nil && b != root && b.Type == html.ElementNode && !isBlock(b.DataAtom) {
+				b = b.Parent
+			}
+			// The anchor itself may be such a line (a page whose
+			// only paragraph is a sign-up box's), not a block
+			// holding it.
+			if b != nil && b != root && (b == anchor || !isAncestor(b, anchor)) && firstText(b) == n && textLen(b) <= maxConsentText {
+				notices = append(notices, b)
+			}
+			continue
+		}
 		if !strings.HasPrefix(t, "©") && !strings.HasPrefix(t, "copyright ©") && !strings.HasPrefix(t, "copyright (c)") &&
 			!strings.HasPrefix(t, "(c) copyright") && !strings.HasPrefix(t, "powered by ") {
 			continue
@@ -297,6 +310,14 @@ func posterLine(t, root, anchor *html.Node) *html.Node {
 // card that other pages use too, so only with a colon and only there
 // ("Location: Sin", "Registered: 2024-01-27").
 var posterField = regexp.MustCompile(`^(?:location|from|registered|member since|age|gender|reputation|credits|points|karma): [\w ,.:/-]{1,30}$`)
+
+// maxConsentText bounds the text of a block taken for a consent line.
+const maxConsentText = 300
+
+// consentLine matches the lower-case start of the legal line under a
+// sign-up, sign-in or subscription form ("By continuing, you agree to our
+// User Agreement...", "By subscribing you accept the terms").
+var consentLine = regexp.MustCompile(`^by (?:continuing|signing up|signing in|subscribing|clicking|creating an account|registering|submitting|proceeding)\b.{0,80}?\byou (?:agree|accept|acknowledge|consent)`)
 
 // adLabels are the texts of the labels over ad slots, and of the
 // placeholders of script-loaded content; an element holding only one of

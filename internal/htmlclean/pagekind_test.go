@@ -444,3 +444,30 @@ func TestThreadSignatures(t *testing.T) {
 		t.Errorf("a page that is not a thread lost the block: %s", got)
 	}
 }
+
+// The legal line under a sign-up form ("By continuing, you agree to our
+// User Agreement...") goes on any page, also when it is the page's only
+// paragraph and so its anchor; a long paragraph opening the same way stays.
+func TestConsentLines(t *testing.T) {
+	t.Parallel()
+	consent := `<div class="fine-print"><span>By continuing, you agree to our <a href="/terms">User Agreement</a> and acknowledge that you understand the <a href="/privacy">Privacy Policy</a>.</span></div>`
+	long := `<p>By clicking through the settings you agree, in effect, to a long list of defaults. ` + strings.Repeat("Each of them changes how the camera meters, focuses and stores its files, and most are worth a look. ", 4) + `</p>`
+	page := `<html><body><main><h1>Camera settings</h1><p>` + strings.Repeat("The defaults suit most people, but three of them are worth changing on day one. ", 4) + `</p>` + long +
+		`<aside class="signup"><h3>Join us</h3>` + consent + `</aside></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, "User Agreement") || !strings.Contains(got, "long list of defaults") || !strings.Contains(got, "worth changing") {
+		t.Errorf("consent line: %s", got)
+	}
+	// The only paragraph of a page (its anchor) is the consent line.
+	only := `<html><body><main><h1>A post whose body did not load</h1></main><aside class="right-sidebar"><div class="box"><span>New here?</span>` + consent + `</div></aside></body></html>`
+	got, err = cleanString(t, only, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got, "User Agreement") || !strings.Contains(got, "did not load") {
+		t.Errorf("consent line as the anchor: %s", got)
+	}
+}
