@@ -194,7 +194,7 @@ func isCTALink(n *html.Node) bool {
 		return false
 	}
 	t := strings.ToLower(strings.Join(strings.Fields(raw), " "))
-	t = strings.Trim(t, " →»›>←«‹<!.:-–—")
+	t = strings.Trim(t, " →»›>←«‹<!.:-–—↑↓")
 	return ctaPhrases[t]
 }
 

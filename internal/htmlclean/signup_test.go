@@ -3,6 +3,9 @@ package htmlclean
 import (
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // The small block around an e-mail field (a mailing-list box) goes; a
@@ -30,5 +33,26 @@ func TestSignupBoxes(t *testing.T) {
 	}
 	if !strings.Contains(got, "within a day") || !strings.Contains(got, "tastings on the hour") {
 		t.Errorf("contact page: %s", got)
+	}
+}
+
+// A call-to-action link is recognised with an arrow on either side,
+// up and down arrows included ("Back to top ↑").
+func TestCTALinkArrows(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]bool{
+		`<a href="#top">Back to top ↑</a>`:  true,
+		`<a href="/x">↓ Download now</a>`:   true,
+		`<a href="/x">Learn more →</a>`:     true,
+		`<a href="/t">Back to topics ↑</a>`: false,
+	} {
+		doc, err := html.Parse(strings.NewReader(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := findElement(doc, atom.A)
+		if got := isCTALink(a); got != want {
+			t.Errorf("%s: %v, want %v", src, got, want)
+		}
 	}
 }
