@@ -258,6 +258,9 @@ func TestBoilerplateHeading(t *testing.T) {
 		"Featured brands:":                        true,
 		"Why trust us?":                           true,
 		"Follow the author":                       true,
+		"Customer Reviews (4,567)":                true,
+		"Need help finding the right chair?":      true,
+		"Needless to say":                         false,
 	} {
 		if got := isBoilerplateHeading(text); got != want {
 			t.Errorf("%q: %v, want %v", text, got, want)

@@ -28,6 +28,7 @@ var boilerplateHeadings = []string{
 	"create an account", "sign in", "log in", "already have an account",
 	"customers also", "trending searches", "popular searches", "recently viewed",
 	"contact us", "advertisement", "featured brands", "why trust us", "follow the author",
+	"customer reviews", "need help",
 }
 
 // maxBoilerplateSections bounds the work on pages with very many headings.
