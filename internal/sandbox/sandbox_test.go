@@ -217,14 +217,20 @@ for host, port in [("127.0.0.1", %d), ("127.0.0.1", 5432), ("localhost", 6379), 
 	}
 }
 
-// sandboxProcs counts the host's processes of the sandbox's user: every
-// process of uid 65534 when the server is root; else the processes of the
-// server's own uid whose root holds the sandbox's init (/.init), which tells
-// them from the test's own and from other programs of that user.
+// sandboxProcs counts the host's processes of s's runs: those of the
+// sandbox's user (65534 when the server is root, else the server's own)
+// whose root holds s's init at /.init. That tells them from the test's own
+// processes, from other programs of that user, and from the sandboxes of
+// other packages' tests running at the same time (CI runs packages in
+// parallel).
 func sandboxProcs(s *Sandbox) (int, error) {
-	uid, marked := s.uid, false
+	uid := s.uid
 	if uid < 0 {
-		uid, marked = os.Geteuid(), true
+		uid = os.Geteuid()
+	}
+	placed, err := os.Stat(s.init)
+	if err != nil {
+		return 0, err
 	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -238,12 +244,9 @@ func sandboxProcs(s *Sandbox) (int, error) {
 		}
 		for _, l := range strings.Split(string(b), "\n") {
 			if f := strings.Fields(l); len(f) > 1 && f[0] == "Uid:" && f[1] == strconv.Itoa(uid) {
-				if marked {
-					if _, err := os.Stat(filepath.Join("/proc", e.Name(), "root", inInit)); err != nil {
-						continue
-					}
+				if st, err := os.Stat(filepath.Join("/proc", e.Name(), "root", inInit)); err == nil && os.SameFile(st, placed) {
+					n++
 				}
-				n++
 			}
 		}
 	}
