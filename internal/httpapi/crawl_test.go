@@ -93,6 +93,8 @@ type fxOptions struct {
 	// changeTracking gives the engine the store's previous scrapes and
 	// the runner its crawl memory.
 	changeTracking bool
+	// wrapScraper, when set, wraps the scraper the Runner uses.
+	wrapScraper func(crawljob.Scraper) crawljob.Scraper
 }
 
 // newJobsFixture builds the fixture on a fresh store of kind ("postgres" or
@@ -116,7 +118,11 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 	if o.wrapJobs != nil {
 		jobs = o.wrapJobs(st)
 	}
-	rc := crawljob.RunnerConfig{Jobs: jobs, Scraper: engine, Fetcher: fetcher, Threat: o.threat,
+	var jobScraper crawljob.Scraper = engine
+	if o.wrapScraper != nil {
+		jobScraper = o.wrapScraper(engine)
+	}
+	rc := crawljob.RunnerConfig{Jobs: jobs, Scraper: jobScraper, Fetcher: fetcher, Threat: o.threat,
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Log: log}
 	if o.changeTracking {
 		rc.Memory = st.(crawljob.Memory)
