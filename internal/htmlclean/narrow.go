@@ -252,6 +252,12 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			// only paragraph is a sign-up box's), not a block
 			// holding it.
 			if b != nil && b != root && (b == anchor || !isAncestor(b, anchor)) && firstText(b) == n && textLen(b) <= maxConsentText {
+				// The form's box around it (its prompt and buttons)
+				// goes with it.
+				for p := b.Parent; p != nil && p != root && p.Type == html.ElementNode && !isContentElement(p) &&
+					(!isAncestor(p, anchor) || isAncestor(b, anchor)) && textLen(p) <= maxConsentBox; p = p.Parent {
+					b = p
+				}
 				notices = append(notices, b)
 			}
 			continue
@@ -313,6 +319,10 @@ var posterField = regexp.MustCompile(`^(?:location|from|registered|member since|
 
 // maxConsentText bounds the text of a block taken for a consent line.
 const maxConsentText = 300
+
+// maxConsentBox bounds the text of the box around a consent line that goes
+// with it.
+const maxConsentBox = 400
 
 // consentLine matches the lower-case start of the legal line under a
 // sign-up, sign-in or subscription form ("By continuing, you agree to our
