@@ -14,6 +14,7 @@ import (
 
 	"github.com/firegate/firegate/internal/crawl/testsite"
 	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 func TestParseRobots(t *testing.T) {
@@ -229,7 +230,7 @@ func TestFetchRobotsDeadline(t *testing.T) {
 	if !errors.Is(err, ErrRobotsUnavailable) {
 		t.Errorf("err = %v, want ErrRobotsUnavailable", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > testenv.Patient(2*time.Second) {
 		t.Errorf("FetchRobots took %v past a 100ms deadline", d)
 	}
 	if r == nil || !r.Allowed(mustURL(t, srv.URL+"/x")) {

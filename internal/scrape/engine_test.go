@@ -20,7 +20,7 @@ import (
 
 // defaults mirrors the API defaults httpapi applies.
 func defaults(url string, formats ...string) Options {
-	o := Options{URL: url, OnlyMainContent: true, Timeout: 10 * time.Second, RemoveBase64Images: true,
+	o := Options{URL: url, OnlyMainContent: true, Timeout: testenv.Patient(10 * time.Second), RemoveBase64Images: true,
 		Parsers: []Parser{{Type: "pdf", Mode: "auto"}}, BlockAds: true, Proxy: "auto", SkipTLSVerification: true,
 		Location: Location{Country: "US"}}
 	for _, f := range formats {
