@@ -106,9 +106,11 @@ func TestDeadWorkerJobsRunAgain(t *testing.T) {
 			workers := river.NewWorkers()
 			w := &echoWorker{seen: map[int]int{}, done: make(chan int, 10)}
 			river.AddWorker(workers, w)
-			const deadAfter = time.Second
+			// The queue's store calls are bounded by its heartbeat
+			// interval: under the race detector they take longer.
+			beat, deadAfter := testenv.Patient(100*time.Millisecond), testenv.Patient(time.Second)
 			q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 4, Liveness: ws,
-				HeartbeatEvery: 100 * time.Millisecond, DeadAfter: deadAfter}, testenv.Logger(t))
+				HeartbeatEvery: beat, DeadAfter: deadAfter}, testenv.Logger(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +136,7 @@ func TestDeadWorkerJobsRunAgain(t *testing.T) {
 					if err := ws.Heartbeat(beatCtx, "alive"); err != nil && beatCtx.Err() == nil {
 						t.Errorf("heartbeat: %v", err)
 					}
-					time.Sleep(100 * time.Millisecond)
+					time.Sleep(beat)
 				}
 			})
 			defer beating.Wait()
@@ -163,12 +165,12 @@ func TestDeadWorkerJobsRunAgain(t *testing.T) {
 				if n != 1 {
 					t.Fatalf("job %d ran, want the dead worker's job 1", n)
 				}
-			case <-time.After(10 * time.Second):
+			case <-time.After(testenv.Patient(10 * time.Second)):
 				t.Fatal("the dead worker's job did not run again")
 			}
 			t.Logf("dead worker's job ran again %v after start", time.Since(started).Round(time.Millisecond))
 			// A few more sweeps: nothing else may run.
-			time.Sleep(5 * 100 * time.Millisecond)
+			time.Sleep(5 * beat)
 			select {
 			case n := <-w.done:
 				t.Fatalf("job %d ran; only the dead worker's job 1 may", n)
