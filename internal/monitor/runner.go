@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,10 +15,12 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/changetrack"
 	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -292,14 +293,13 @@ func (r *Runner) recoverRunning(ctx context.Context, ids []string, now time.Time
 			}
 			continue
 		}
-		const maxReason = 300
-		if len(reason) > maxReason {
-			reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
-		}
+		// River keeps only the last error's text: the check's error quotes
+		// it by the error id it is logged under.
+		shown := r.shown(ctx, errors.New(reason), "check_id", id)
 		sb, _ := json.Marshal(Summary{})
 		ok, err := r.cfg.Store.FinishCheck(ctx, store.MonitorCheck{ID: id, Status: store.CheckFailed, FinishedAt: &now,
 			Summary: sb, BillingStatus: "not_applicable",
-			Error: "The check could not be completed: its job failed on all of its attempts; the last one: " + reason})
+			Error: "The check could not be completed: its job failed on all of its attempts; the last one: " + shown})
 		if err != nil {
 			r.cfg.Log.ErrorContext(ctx, "monitor: fail check left running", "check_id", id, "err", err)
 			continue
@@ -398,7 +398,7 @@ func (w *checkWorker) Work(ctx context.Context, job *river.Job[checkArgs]) error
 		sb, _ := json.Marshal(Summary{})
 		_, ferr := w.r.cfg.Store.FinishCheck(context.WithoutCancel(ctx), store.MonitorCheck{ID: job.Args.Check,
 			Status: store.CheckFailed, FinishedAt: &now, Summary: sb, BillingStatus: "not_applicable",
-			Error: "The check could not be completed: " + err.Error()})
+			Error: "The check could not be completed: " + w.r.shown(ctx, err, "check_id", job.Args.Check)})
 		if ferr != nil {
 			w.r.cfg.Log.ErrorContext(ctx, "monitor: fail check", "check_id", job.Args.Check, "err", ferr)
 		}
@@ -580,7 +580,8 @@ func (r *Runner) crawlTarget(ctx context.Context, c store.MonitorCheck, m store.
 			continue
 		}
 		seen[f.URL] = true
-		page, _ := r.recordPage(ctx, c, m, cfg, t, f.URL, nil, errors.New(f.Error))
+		// The crawl recorded the page's error as a client sees it.
+		page, _ := r.recordPage(ctx, c, m, cfg, t, f.URL, nil, &scrape.Failure{Kind: scrape.ErrSite, Msg: f.Error})
 		pages = append(pages, page)
 	}
 	// Pages of the previous check that this crawl did not find again.
@@ -670,7 +671,7 @@ func (r *Runner) RunCheck(ctx context.Context, id string) error {
 				return r.finish(ctx, c, store.CheckSkippedCredits, Summary{}, nil,
 					fmt.Sprintf("Insufficient credits: this check is estimated at %d credits", est), &cfg)
 			}
-			return r.finish(ctx, c, store.CheckFailed, Summary{}, nil, "Credits could not be checked: "+err.Error(), &cfg)
+			return r.finish(ctx, c, store.CheckFailed, Summary{}, nil, "Credits could not be checked: "+r.shown(ctx, err, "check_id", c.ID), &cfg)
 		}
 		c.ReservedCredits = &est
 	}
@@ -869,7 +870,7 @@ func (r *Runner) recordPage(ctx context.Context, c store.MonitorCheck, m store.M
 	}
 	var data pageData
 	if scrapeErr != nil {
-		page.Status, page.Error = PageError, userMessage(scrapeErr)
+		page.Status, page.Error = PageError, r.shown(ctx, scrapeErr, "check_id", c.ID, "url", logsafe.URL(u))
 	} else if err := r.compare(ctx, c.TeamID, m.ID, t, u, doc, &page, &data, now); err != nil {
 		page.Status, page.Error = PageError, "The page could not be compared with its previous scrape"
 		r.cfg.Log.ErrorContext(ctx, "monitor: compare page", "check_id", c.ID, "url", u, "err", err)
@@ -1054,11 +1055,15 @@ func jsonEqual(a, b []byte) bool {
 	return bytes.Equal(ca, cb)
 }
 
-// userMessage is the text of a scrape error for the API user.
-func userMessage(err error) string {
-	var f *scrape.Failure
-	if errors.As(err, &f) && f.Msg != "" {
-		return f.Msg
+// shown is what a client is shown of err (a check's or page's error, in
+// the API and in webhooks), as the one error table maps it: a known error
+// by its message, any other by the generic message naming an error id,
+// under which err's full text (which may name internal hosts, addresses and
+// packages) is logged here with attrs.
+func (r *Runner) shown(ctx context.Context, err error, attrs ...any) string {
+	_, msg, id := apierr.Describe(err)
+	if id != "" {
+		r.cfg.Log.ErrorContext(ctx, "monitor: unexpected error", append([]any{"error_id", id, "err", err}, attrs...)...)
 	}
-	return err.Error()
+	return msg
 }

@@ -65,7 +65,7 @@ func (r *Runner) searchTarget(ctx context.Context, c store.MonitorCheck, m store
 		if err != nil {
 			completed = false
 			if res.Error == "" {
-				res.Error = "search failed: " + err.Error()
+				res.Error = "Search failed: " + r.shown(ctx, err, "check_id", c.ID, "target_id", t.ID)
 			}
 			continue
 		}
