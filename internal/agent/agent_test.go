@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -161,6 +162,10 @@ type harnessOptions struct {
 	liveness   bool
 	deadAfter  time.Duration
 	deferStart bool
+	// log, when set, is the runner's and the queue's logger.
+	log *slog.Logger
+	// wrapScraper, when set, wraps the runner's scrape engine.
+	wrapScraper func(agent.Scraper) agent.Scraper
 }
 
 // turns answers the model's turn n (the number of assistant messages in
@@ -183,7 +188,10 @@ func turns(steps ...llmtest.Step) llmtest.Step {
 
 func newHarness(t testing.TB, kind string, model llmtest.Step, o harnessOptions) *harness {
 	t.Helper()
-	log := testenv.Logger(t)
+	log := o.log
+	if log == nil {
+		log = testenv.Logger(t)
+	}
 	h := &harness{st: openStore(t, kind), site: newSite(t), hooks: newHooks(t)}
 	h.ledger = &charges{st: h.st}
 	h.model = llmtest.NewReplying(t, model)
@@ -202,7 +210,11 @@ func newHarness(t testing.TB, kind string, model llmtest.Step, o harnessOptions)
 		t.Fatal(err)
 	}
 	fetcher := fetch.New(fetch.Options{AllowPrivate: true}, log)
-	h.runner = agent.New(agent.Config{Runs: h.st, Model: client, Scraper: scrape.New(scrape.Config{Fetcher: fetcher, Log: log}),
+	var scraper agent.Scraper = scrape.New(scrape.Config{Fetcher: fetcher, Log: log})
+	if o.wrapScraper != nil {
+		scraper = o.wrapScraper(scraper)
+	}
+	h.runner = agent.New(agent.Config{Runs: h.st, Model: client, Scraper: scraper,
 		Mapper: crawl.NewMapper(fetcher, crawl.MapperOptions{}, log), Searcher: search.New(backend, search.Options{}, log),
 		Ledger: h.ledger, Webhooks: webhook.NewSender(webhook.Options{AllowPrivate: true}, log), Log: log})
 	workers := river.NewWorkers()

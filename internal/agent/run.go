@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/store"
@@ -131,13 +132,13 @@ func (w *stepWorker) Work(ctx context.Context, job *river.Job[stepArgs]) error {
 	case res.retry != nil:
 		if job.Attempt < job.MaxAttempts && ctx.Err() == nil {
 			_, _ = r.cfg.Runs.AppendAgentEvents(ctx, run.ID, [][]byte{r.event(run, "error.occurred",
-				map[string]any{"error": newTraceError(codeInternal, res.retry.Error(), true)})})
+				map[string]any{"error": newTraceError(codeInternal, r.shownModelError(ctx, run.ID, res.retry), true)})})
 			return res.retry
 		}
 		if ctx.Err() != nil {
 			return ctx.Err() // shutting down or timed out: retried
 		}
-		_, err := r.finish(ctx, run, &opts, internalFailure("The language model kept failing: "+res.retry.Error()), s.events)
+		_, err := r.finish(ctx, run, &opts, internalFailure("The language model kept failing: "+r.shownModelError(ctx, run.ID, res.retry)), s.events)
 		return err
 	}
 	compact(s.st.Messages, maxConversationChars)
@@ -178,6 +179,34 @@ func (r *Runner) watchCancel(ctx context.Context, stop context.CancelFunc, id st
 			return
 		}
 	}
+}
+
+// shownModelError is what a client is shown (a run's error, its trace) of
+// err, an error of a step: the language model's, or the store's. A model
+// that timed out or whose provider rate limits this server (the README's
+// known cases) is said so; any other error (which may name the model
+// endpoint's address, or the store's) is shown as the error table shows it,
+// an unknown one by the generic message naming an error id under which err
+// is logged here.
+func (r *Runner) shownModelError(ctx context.Context, runID string, err error) string {
+	switch {
+	case errors.Is(err, llm.ErrTimeout):
+		return "it did not answer in time."
+	case errors.Is(err, llm.ErrUnavailable) && strings.HasPrefix(err.Error(), llm.ErrUnavailable.Error()+": HTTP 429:"):
+		return "its provider is rate limiting this server (HTTP 429 Too Many Requests); retry later."
+	}
+	return r.shown(ctx, runID, err)
+}
+
+// shown is what a client is shown of err as the one error table maps it: a
+// known error by its message, any other by the generic message naming an
+// error id, under which err is logged here with its full text.
+func (r *Runner) shown(ctx context.Context, runID string, err error) string {
+	_, msg, id := apierr.Describe(err)
+	if id != "" {
+		r.cfg.Log.ErrorContext(ctx, "agent: unexpected error", "error_id", id, "run_id", runID, "err", err)
+	}
+	return msg
 }
 
 func internalFailure(msg string) outcome {
@@ -258,7 +287,7 @@ func (s *step) execute(ctx context.Context) stepResult {
 		if ctx.Err() != nil {
 			return stepResult{retry: ctx.Err()}
 		}
-		return stepResult{end: ptr(internalFailure("The language model rejected the request: " + truncate(err.Error(), 300)))}
+		return stepResult{end: ptr(internalFailure("The language model rejected the request: " + s.r.shownModelError(ctx, s.run.ID, err)))}
 	}
 	if strings.TrimSpace(resp.Content) != "" {
 		s.emit("reasoning.summary", map[string]any{"text": truncate(resp.Content, 2000)})

@@ -217,7 +217,7 @@ func (s *step) search(ctx context.Context, args map[string]json.RawMessage) tool
 	}
 	res, err := s.r.cfg.Searcher.Search(ctx, query)
 	if err != nil {
-		return failedTool("search failed: " + err.Error())
+		return failedTool("search failed: " + s.r.shown(ctx, s.run.ID, err))
 	}
 	type hit struct {
 		URL         string `json:"url"`
@@ -253,7 +253,7 @@ func (s *step) mapSite(ctx context.Context, args map[string]json.RawMessage) too
 	res, err := s.r.cfg.Mapper.Map(ctx, o)
 	s.st.ToolCredits++ // 1 credit a map, as a map request is charged
 	if err != nil {
-		return failedTool("map failed: " + err.Error())
+		return failedTool("map failed: " + s.r.shown(ctx, s.run.ID, err))
 	}
 	links := make([]string, 0, len(res.Links))
 	for _, l := range res.Links {
@@ -278,7 +278,7 @@ func (s *step) scrape(ctx context.Context, args map[string]json.RawMessage) tool
 		Origin: s.opts.Origin, Integration: s.opts.Integration}
 	doc, err := s.r.cfg.Scraper.Scrape(ctx, opts)
 	if err != nil {
-		return failedTool("scrape failed: " + err.Error())
+		return failedTool("scrape failed: " + s.r.shown(ctx, s.run.ID, err))
 	}
 	s.st.ToolCredits += int64(max(doc.Metadata.CreditsUsed, 1))
 	if !slices.Contains(s.st.Sources, u) {
@@ -374,7 +374,7 @@ func (s *step) delegate(ctx context.Context, args map[string]json.RawMessage) to
 			Options: Options{Prompt: truncate(t.Prompt, 10000), URLs: urls, StrictConstrainToURLs: s.opts.StrictConstrainToURLs,
 				ThreatProtection: s.opts.ThreatProtection, AuditMetadata: s.opts.AuditMetadata}}
 		if err := s.r.create(context.WithoutCancel(ctx), child, s.run.ID); err != nil {
-			return failedTool("could not start a subagent: " + err.Error())
+			return failedTool("could not start a subagent: " + s.r.shown(ctx, s.run.ID, err))
 		}
 		ids = append(ids, id)
 		s.emit("agent.started", map[string]any{"subagentId": id})
@@ -389,7 +389,7 @@ func (s *step) await(ctx context.Context, c llm.ToolCall) toolOut {
 	s.st.Awaiting = c.ID
 	if _, err := s.deliverSubagents(ctx, true); err != nil {
 		s.st.Awaiting = ""
-		return failedTool("could not read the subagents: " + err.Error())
+		return failedTool("could not read the subagents: " + s.r.shown(ctx, s.run.ID, err))
 	}
 	// Answered by deliverSubagents, now or in a later step.
 	return toolOut{pending: true, summary: map[string]any{"waiting": s.st.Awaiting != ""}}

@@ -1,0 +1,199 @@
+package agent_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/firegate/firegate/internal/agent"
+	"github.com/firegate/firegate/internal/llm/llmtest"
+	"github.com/firegate/firegate/internal/queue/queuetest"
+	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/testenv"
+)
+
+// modelLeaks are the parts of the injected errors no client may see: the
+// model endpoint's and a store's addresses, package prefixes.
+var modelLeaks = []string{"10.1.2.3", ":8000", ":5432", "llm:", "scrape:", "browser:", "store:", "dial tcp", "devtools"}
+
+// failingModel answers every request with HTTP code and a body that names
+// an internal endpoint, as a gateway in front of a model may.
+func failingModel(code int) llmtest.Step {
+	return func(w http.ResponseWriter, _ llmtest.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, `{"error":{"message":"upstream http://10.1.2.3:8000/v1/chat/completions failed: store: dial tcp 10.1.2.3:5432"}}`)
+	}
+}
+
+// brokenScraper fails every page with an internal error.
+type brokenScraper struct{}
+
+func (brokenScraper) Scrape(context.Context, scrape.Options) (*scrape.Document, error) {
+	return nil, fmt.Errorf("scrape: browser: devtools ws://10.1.2.3:9222/devtools/browser: %w",
+		errors.New("store: dial tcp 10.1.2.3:5432: connect: connection refused"))
+}
+
+// recordLog keeps the JSON records a logger writes.
+type recordLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *recordLog) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// errOf is the err attribute of the record logged with error_id id.
+func (b *recordLog) errOf(id string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for line := range strings.SplitSeq(b.buf.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["error_id"] == id {
+			s, _ := rec["err"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+func recordingLog(t *testing.T) (*slog.Logger, *recordLog) {
+	b := &recordLog{}
+	return slog.New(slog.NewMultiHandler(testenv.Logger(t).Handler(), slog.NewJSONHandler(b, nil))), b
+}
+
+var errorIDRe = regexp.MustCompile(`error id ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`)
+
+// hidden checks that msg starts with prefix, names an error id and nothing
+// of the error, and that the id was logged with the full error (containing
+// logged).
+func hidden(t *testing.T, where, msg, prefix string, book *recordLog, logged string) {
+	t.Helper()
+	for _, leak := range modelLeaks {
+		if strings.Contains(msg, leak) {
+			t.Errorf("%s: %q shows %q", where, msg, leak)
+		}
+	}
+	if !strings.HasPrefix(msg, prefix) {
+		t.Errorf("%s: %q, want it to start %q", where, msg, prefix)
+	}
+	m := errorIDRe.FindStringSubmatch(msg)
+	if m == nil {
+		t.Errorf("%s: %q names no error id", where, msg)
+		return
+	}
+	if got := book.errOf(m[1]); !strings.Contains(got, logged) {
+		t.Errorf("%s: error id %s logged with %q, want the full error with %q", where, m[1], got, logged)
+	}
+}
+
+// errorMessage is the error message of a trace event.
+func errorMessage(ev map[string]any) string {
+	e, _ := ev["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
+
+const unknownPrefix = "An unexpected error occurred. Please contact support, error id "
+
+// TestRunErrorsShowNoInternalError: a run failed by the language model
+// (rejecting the request, or failing on every attempt of a step) shows the
+// model's error, which names the endpoint's address, only by an error id
+// logged with it, in the run's error and its trace; a provider's rate limit
+// is said so; a tool's internal error reaches the trace (and the model) the
+// same way.
+func TestRunErrorsShowNoInternalError(t *testing.T) {
+	for _, kind := range stores {
+		t.Run(kind, func(t *testing.T) {
+			t.Run("rejected", func(t *testing.T) {
+				log, book := recordingLog(t)
+				h := newHarness(t, kind, failingModel(http.StatusBadRequest), harnessOptions{log: log})
+				id := h.start(t, 100, agent.Options{Prompt: "find it"})
+				run := h.wait(t, id, 20*time.Second)
+				if run.Status != store.AgentFailed {
+					t.Errorf("status %s, want failed", run.Status)
+				}
+				const prefix = "The language model rejected the request: " + unknownPrefix
+				hidden(t, "run error", run.Error, prefix, book, "10.1.2.3:8000")
+				hidden(t, "run.finished", errorMessage(last(h.events(t, id), "run.finished")), prefix, book, "10.1.2.3:8000")
+			})
+			for _, c := range []struct {
+				name  string
+				code  int
+				known string // "" for an error shown by its id
+			}{
+				{"unavailable", http.StatusServiceUnavailable, ""},
+				{"rate limited", http.StatusTooManyRequests,
+					"The language model kept failing: its provider is rate limiting this server (HTTP 429 Too Many Requests); retry later."},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					log, book := recordingLog(t)
+					h := newHarness(t, kind, failingModel(c.code), harnessOptions{log: log})
+					id := h.start(t, 100, agent.Options{Prompt: "find it"})
+					waitFor(t, "the first attempt's error", 20*time.Second, func() bool {
+						return last(h.events(t, id), "error.occurred") != nil
+					})
+					// The step's next attempt is its last.
+					queuetest.StageNextAttempt(t, h.st, "agent_step", "run", id, 3)
+					run := h.wait(t, id, 30*time.Second)
+					if run.Status != store.AgentFailed {
+						t.Errorf("status %s, want failed", run.Status)
+					}
+					retried := errorMessage(last(h.events(t, id), "error.occurred"))
+					finished := errorMessage(last(h.events(t, id), "run.finished"))
+					if c.known != "" {
+						if run.Error != c.known || finished != c.known {
+							t.Errorf("run error %q, run.finished %q; want %q", run.Error, finished, c.known)
+						}
+						if want := strings.TrimPrefix(c.known, "The language model kept failing: "); retried != want {
+							t.Errorf("error.occurred %q, want %q", retried, want)
+						}
+						return
+					}
+					const prefix = "The language model kept failing: " + unknownPrefix
+					hidden(t, "run error", run.Error, prefix, book, "10.1.2.3:8000")
+					hidden(t, "run.finished", finished, prefix, book, "10.1.2.3:8000")
+					hidden(t, "error.occurred", retried, unknownPrefix, book, "10.1.2.3:8000")
+				})
+			}
+			t.Run("tool", func(t *testing.T) {
+				log, book := recordingLog(t)
+				var h *harness
+				h = newHarness(t, kind, turns(
+					func(w http.ResponseWriter, r llmtest.Request) {
+						llmtest.WriteToolCalls(w, nil, llmtest.Call("s", "scrape", map[string]any{"url": h.site.URL + "/lighthouse"}))
+					},
+					llmtest.Calls(nil, llmtest.Call("f", "finish", map[string]any{"data": "none"})),
+				), harnessOptions{log: log, wrapScraper: func(agent.Scraper) agent.Scraper { return brokenScraper{} }})
+				id := h.start(t, 100, agent.Options{Prompt: "read the lighthouse page"})
+				if run := h.wait(t, id, 20*time.Second); run.Status != store.AgentCompleted {
+					t.Errorf("run %s %q, want completed", run.Status, run.Error)
+				}
+				ev := last(h.events(t, id), "error.occurred")
+				if ev == nil {
+					t.Fatal("no error.occurred event for the failed scrape")
+				}
+				hidden(t, "tool error", errorMessage(ev), "Error: scrape failed: "+unknownPrefix, book, "10.1.2.3:9222")
+				for _, r := range h.model.Requests() {
+					if res, ok := r.ToolResult("s"); ok {
+						hidden(t, "tool result sent to the model", res, "Error: scrape failed: "+unknownPrefix, book, "10.1.2.3:9222")
+					}
+				}
+			})
+		})
+	}
+}
