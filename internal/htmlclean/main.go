@@ -464,7 +464,7 @@ func classify(n *html.Node, inContent, mild bool, pk pageKind) kind {
 	case atom.Dialog, atom.Button, atom.Input, atom.Select, atom.Textarea, atom.Footer:
 		return remove
 	case atom.A:
-		if isSkipLink(n) || isCTALink(n) || pk.isThread() && isPostNumberLink(n) {
+		if isSkipLink(n) || isCTALink(n) || pk.isThread() && (isPostNumberLink(n) || isPostControlLink(n)) {
 			return remove
 		}
 	case atom.Aside:

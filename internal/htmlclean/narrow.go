@@ -187,6 +187,21 @@ var ctaPhrases = map[string]bool{
 	"report": true, "report post": true, "permalink": true, "ask question": true, "ask a question": true,
 }
 
+// postControls are the whole texts of the controls beside each post of a
+// thread; elsewhere a link reading "share" or "save" may be content.
+var postControls = map[string]bool{"save": true, "hide": true, "embed": true, "parent": true, "share": true,
+	"edit": true, "delete": true, "flag": true, "bookmark": true, "follow": true, "ignore": true, "context": true,
+	"full comments": true, "give award": true, "copy link": true, "like": true, "unlike": true}
+
+// isPostControlLink reports a link whose whole text is a post's control.
+func isPostControlLink(n *html.Node) bool {
+	raw, ok := shortText(n, 20)
+	if !ok {
+		return false
+	}
+	return postControls[strings.ToLower(strings.Join(strings.Fields(raw), " "))]
+}
+
 // isCTALink reports a link whose whole text is a call to action.
 func isCTALink(n *html.Node) bool {
 	raw, ok := shortText(n, 40)

@@ -473,3 +473,34 @@ func TestConsentLines(t *testing.T) {
 		t.Errorf("consent line as the anchor, or its box: %s", got)
 	}
 }
+
+// The controls beside each post of a thread ("save", "embed", "parent")
+// go on a thread; the same link texts on a page that is not one stay.
+func TestPostControlLinks(t *testing.T) {
+	t.Parallel()
+	post := func(text string) string {
+		return `<div class="entry"><div class="md"><p>` + strings.Repeat(text+" ", 5) + `</p></div><p class="byline">posted by ann on the northern hills observatory board, <a href="/p/1">embed</a> <a href="#s">save</a> <a href="#p">parent</a></p></div>`
+	}
+	body := `<main><h1>Which first telescope?</h1>` + post("A reflector gives the most aperture for the money, get a dobsonian.") +
+		post("Refractors need no collimation, which beginners appreciate on cold nights.") + `</main>`
+	forum := `<html><head><script type="application/ld+json">{"@type":"DiscussionForumPosting","headline":"Which first telescope?"}</script></head><body>` + body + `</body></html>`
+	got, err := cleanString(t, forum, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") {
+		t.Errorf("lost a post: %s", got)
+	}
+	for _, gone := range []string{">embed<", ">save<", ">parent<"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("kept %q: %s", gone, got)
+		}
+	}
+	got, err = cleanString(t, `<html><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, ">embed<") {
+		t.Errorf("a page that is not a thread lost the link: %s", got)
+	}
+}
