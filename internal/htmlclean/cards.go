@@ -1,6 +1,7 @@
 package htmlclean
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/firegate/firegate/internal/htmlattr"
@@ -14,6 +15,9 @@ const (
 	minCards = 6
 	// minCardText is the mean text (non-space bytes) of a card.
 	minCardText = 25
+	// minPriceCards is the number of alike cards that make a grid when
+	// every one has a picture and a price (a shop's short collection).
+	minPriceCards = 3
 	// maxCardGroups bounds the containers examined, for pathological pages.
 	maxCardGroups = 4096
 	// maxCardDepth bounds the wrappers protected inside a card.
@@ -23,8 +27,9 @@ const (
 // findCardGrid returns the container outside page chrome and
 // blocks marked as boilerplate by their class (a sidebar) whose alike
 // children (same tag and first class) form the largest grid of linked
-// cards: at least minCards of them, each with a link, with minCardText of
-// text on average. It returns nil when there is none. The text of the grid
+// cards: at least minCards of them (minPriceCards when each has a
+// picture and a price, on a page not marked as a single product), each with
+// a link, with minCardText of text on average. It returns nil when there is none. The text of the grid
 // is returned with it.
 func findCardGrid(root *html.Node, pk pageKind) (*html.Node, int) {
 	var best *html.Node
@@ -36,11 +41,11 @@ func findCardGrid(root *html.Node, pk pageKind) (*html.Node, int) {
 			continue
 		}
 		if n.Type == html.ElementNode {
-			if sig, count := commonChild(n); count >= minCards {
+			if sig, count := commonChild(n, minPriceCards); count >= minCards || (count >= minPriceCards && pk != kindProduct && firstPriced(n, sig)) {
 				if examined++; examined > maxCardGroups {
 					break
 				}
-				cards, text := 0, 0
+				cards, text, priced := 0, 0, 0
 				for c := n.FirstChild; c != nil; c = c.NextSibling {
 					if c.Type != html.ElementNode || signature(c) != sig {
 						continue
@@ -50,9 +55,13 @@ func findCardGrid(root *html.Node, pk pageKind) (*html.Node, int) {
 					if st.link > 0 && st.text > 0 {
 						cards++
 						text += st.text
+						if count < minCards && st.image && hasPrice(c) {
+							priced++
+						}
 					}
 				}
-				if cards >= minCards && cards*5 >= count*4 && text >= minCardText*cards && text > bestText {
+				enough := cards >= minCards || (cards >= minPriceCards && priced == cards)
+				if enough && cards*5 >= count*4 && text >= minCardText*cards && text > bestText {
 					best, bestText = n, text
 				}
 			}
@@ -64,14 +73,14 @@ func findCardGrid(root *html.Node, pk pageKind) (*html.Node, int) {
 
 // commonChild returns the most frequent signature among n's element
 // children and its count.
-func commonChild(n *html.Node) (string, int) {
+func commonChild(n *html.Node, least int) (string, int) {
 	kids := 0
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
 		if c.Type == html.ElementNode {
 			kids++
 		}
 	}
-	if kids < minCards {
+	if kids < least {
 		return "", 0
 	}
 	counts := map[string]int{}
@@ -110,7 +119,7 @@ func gridCards(grid *html.Node, pk pageKind) map[*html.Node]bool {
 		return nil
 	}
 	cards := map[*html.Node]bool{}
-	sig, _ := commonChild(grid)
+	sig, _ := commonChild(grid, 1)
 	for c := grid.FirstChild; c != nil; c = c.NextSibling {
 		if c.Type != html.ElementNode || signature(c) != sig {
 			continue
@@ -132,4 +141,28 @@ func gridCards(grid *html.Node, pk pageKind) map[*html.Node]bool {
 		}
 	}
 	return cards
+}
+
+// price matches a price: a currency sign or code next to a number.
+var price = regexp.MustCompile(`(?i)(?:[$€£¥₹]|\b(?:usd|eur|gbp|chf|cad|aud)\b) ?\d|\d(?:[.,]\d{2})? ?(?:[€£₹]|kr\b|zł|\b(?:usd|eur|gbp|chf)\b)`)
+
+// firstPriced reports whether the first child of n with signature sig
+// holds a price: a cheap test before a short group is measured.
+func firstPriced(n *html.Node, sig string) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && signature(c) == sig {
+			return hasPrice(c)
+		}
+	}
+	return false
+}
+
+// hasPrice reports a price among the texts of n.
+func hasPrice(n *html.Node) bool {
+	for c := n; c != nil; c = next(c, n, false) {
+		if c.Type == html.TextNode && price.MatchString(c.Data) {
+			return true
+		}
+	}
+	return false
 }

@@ -110,3 +110,33 @@ func TestShoppingBagDrawer(t *testing.T) {
 		}
 	}
 }
+
+// A short grid, three to five cards, is the page's content when every card
+// has a picture and a price (a shop's small collection); a short row of
+// unpriced cards is not a grid.
+func TestPricedCardGrid(t *testing.T) {
+	t.Parallel()
+	cards := func(priced bool) string {
+		var b strings.Builder
+		for i := range 4 {
+			p := ""
+			if priced {
+				p = fmt.Sprintf(`<span class="price">%d,00 €</span>`, 20+i)
+			}
+			fmt.Fprintf(&b, `<div class="item"><a href="/p/%d"><img src="/i/%d.jpg" alt=""></a><a href="/p/%d">Smart bird feeder kit %d</a>%s</div>`, i, i, i, i, p)
+		}
+		return b.String()
+	}
+	for _, priced := range []bool{true, false} {
+		page := `<html><body><header><nav><a href="/">Home</a><a href="/shop">Shop</a></nav></header>
+<div class="intro"><p>Feeders and add-ons for your garden, with cameras that see every visitor, all year round.</p></div>
+<div class="products">` + cards(priced) + `</div><footer><a href="/privacy">Privacy</a></footer></body></html>`
+		got, err := cleanString(t, page, Options{OnlyMainContent: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := strings.Contains(got, "Smart bird feeder kit 0") && strings.Contains(got, "Smart bird feeder kit 3"); kept != priced {
+			t.Errorf("priced %v: cards kept %v: %s", priced, kept, got)
+		}
+	}
+}
