@@ -321,7 +321,7 @@ func posterLine(t, root, anchor *html.Node) *html.Node {
 	}
 	l := strings.ToLower(strings.Join(strings.Fields(raw), " "))
 	l = strings.ReplaceAll(l, " :", ":")
-	if posterLabel.MatchString(l) || posterStat.MatchString(l) || posterField.MatchString(l) {
+	if posterLabel.MatchString(l) || posterStat.MatchString(l) || posterField.MatchString(l) || threadLabel.MatchString(l) {
 		return b
 	}
 	return nil
