@@ -349,6 +349,9 @@ var consentLine = regexp.MustCompile(`^by (?:continuing|signing up|signing in|su
 // them is removed.
 var adLabels = map[string]bool{"advertisement": true, "advertisements": true, "sponsored": true,
 	"ad": true, "sponsored content": true, "paid content": true,
+	"article continues below": true, "story continues below": true, "continue reading below": true,
+	"content continues below": true, "scroll to continue with content": true,
+	"was this helpful?": true, "was this page helpful?": true, "was this article helpful?": true,
 	// placeholders of content loaded by script
 	"loading": true, "loading...": true, "loading…": true}
 
