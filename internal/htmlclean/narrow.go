@@ -191,7 +191,8 @@ var ctaPhrases = map[string]bool{
 // thread; elsewhere a link reading "share" or "save" may be content.
 var postControls = map[string]bool{"save": true, "hide": true, "embed": true, "parent": true, "share": true,
 	"edit": true, "delete": true, "flag": true, "bookmark": true, "follow": true, "ignore": true, "context": true,
-	"full comments": true, "give award": true, "copy link": true, "like": true, "unlike": true}
+	"full comments": true, "give award": true, "copy link": true, "like": true, "unlike": true,
+	"select all": true, "copy code": true}
 
 // isPostControlLink reports a link whose whole text is a post's control.
 func isPostControlLink(n *html.Node) bool {
@@ -380,7 +381,7 @@ var postCounter = regexp.MustCompile(`^(?:\d[\d,.]*k?(?: (?:likes?|replies|reply
 // "Click to expand...", a question page's answer form and prompts
 // ("Post as a guest", "Explore related questions"), a post's age ("2y",
 // "3 hours ago").
-var threadLabel = regexp.MustCompile(`^(?:last edited:? [\w ,.:]{1,40}|click to (?:expand|shrink)(?:\.{3}|…)?|post as a guest|required, but never shown|sign up using (?:google|facebook|github|email and password)|find the answer to your question by asking\.?|see similar questions with these tags\.?|start asking to get answers|explore related questions|wrote on|posted (?:by|on)|posted (?:\d+|an?) [a-z]+ ago|(?:\d+|an?) ?(?:y|yr|yrs|years?|mo|months?|w|wk|weeks?|d|days?|h|hr|hrs|hours?|min|mins|minutes?)(?: ago)?)$`)
+var threadLabel = regexp.MustCompile(`^(?:last edited:? [\w ,.:]{1,40}|click to (?:expand|shrink)(?:\.{3}|…)?|post as a guest|required, but never shown|sign up using (?:google|facebook|github|email and password)|find the answer to your question by asking\.?|see similar questions with these tags\.?|start asking to get answers|explore related questions|code:|wrote on|posted (?:by|on)|posted (?:\d+|an?) [a-z]+ ago|(?:\d+|an?) ?(?:y|yr|yrs|years?|mo|months?|w|wk|weeks?|d|days?|h|hr|hrs|hours?|min|mins|minutes?)(?: ago)?)$`)
 
 // pageLabel matches lower-case labels of a page's controls and state: a
 // result count ("Showing 24 of 291 results", "33 results"), a forum's

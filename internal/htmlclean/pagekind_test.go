@@ -475,11 +475,11 @@ func TestConsentLines(t *testing.T) {
 }
 
 // The controls beside each post of a thread ("save", "embed", "parent")
-// go on a thread; the same link texts on a page that is not one stay.
+// and a code box's "Code: Select all" go on a thread; the same link texts on a page that is not one stay.
 func TestPostControlLinks(t *testing.T) {
 	t.Parallel()
 	post := func(text string) string {
-		return `<div class="entry"><div class="md"><p>` + strings.Repeat(text+" ", 5) + `</p></div><p class="byline">posted by ann on the northern hills observatory board, <a href="/p/1">embed</a> <a href="#s">save</a> <a href="#p">parent</a></p></div>`
+		return `<div class="entry"><div class="md"><p>` + strings.Repeat(text+" ", 5) + `</p><div class="codebox"><p>Code: <a href="#">Select all</a></p><pre><code>focus --step 3</code></pre></div></div><p class="byline">posted by ann on the northern hills observatory board, <a href="/p/1">embed</a> <a href="#s">save</a> <a href="#p">parent</a></p></div>`
 	}
 	body := `<main><h1>Which first telescope?</h1>` + post("A reflector gives the most aperture for the money, get a dobsonian.") +
 		post("Refractors need no collimation, which beginners appreciate on cold nights.") + `</main>`
@@ -491,7 +491,7 @@ func TestPostControlLinks(t *testing.T) {
 	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") {
 		t.Errorf("lost a post: %s", got)
 	}
-	for _, gone := range []string{">embed<", ">save<", ">parent<"} {
+	for _, gone := range []string{">embed<", ">save<", ">parent<", "Select all", "Code:"} {
 		if strings.Contains(got, gone) {
 			t.Errorf("kept %q: %s", gone, got)
 		}
