@@ -316,7 +316,9 @@ func mainContent(root *html.Node, pk pageKind) {
 		// again by tags, roles and link density only.
 		removals, remaining = prune(root, anchor, grid, protected, cards, lds, pk, true)
 		if nearEmpty(remaining, total) {
-			return // keep the whole body
+			// Keep the whole body but its chrome.
+			removeChrome(root, protected)
+			return
 		}
 	}
 	for _, n := range removals {

@@ -56,3 +56,24 @@ func isEmailField(n *html.Node) bool {
 	}
 	return false
 }
+
+// removeChrome removes, when no pruning leaves enough of a page, what its
+// tags and roles alone mark as page chrome (navigation, header, footer,
+// dialogs, asides, hidden blocks, skip links), except protected elements:
+// the rest of the body is kept whole.
+func removeChrome(root *html.Node, protected map[*html.Node]bool) {
+	var chrome []*html.Node
+	for n := root.FirstChild; n != nil; {
+		if n.Type == html.ElementNode && !protected[n] && (isChrome(n) || isHidden(n) ||
+			n.DataAtom == atom.Header || n.DataAtom == atom.Aside || n.DataAtom == atom.Menu ||
+			attrIs(n, "role", "banner") || attrIs(n, "role", "complementary") || (n.DataAtom == atom.A && isSkipLink(n))) {
+			chrome = append(chrome, n)
+			n = next(n, root, true)
+			continue
+		}
+		n = next(n, root, false)
+	}
+	for _, n := range chrome {
+		n.Parent.RemoveChild(n)
+	}
+}

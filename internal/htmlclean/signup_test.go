@@ -72,3 +72,25 @@ func TestContinuationLabels(t *testing.T) {
 		t.Errorf("labels kept: %s", got)
 	}
 }
+
+// When no pruning leaves enough of a page, the body is kept but its chrome
+// goes: skip links, header, navigation, footer.
+func TestFallbackDropsChrome(t *testing.T) {
+	t.Parallel()
+	page := `<html><body><a href="#main">Skip to content</a><header><a href="/">Home</a> <a href="/shop">Shop the range</a></header>
+<nav><a href="/a">All coffee</a> <a href="/b">All merch</a></nav>
+<div id="main"><div><a href="/p/1">Dark roast coffee, 12 oz bag</a> <a href="/p/2">Medium roast coffee, 12 oz bag</a></div></div>
+<footer><a href="/privacy">Privacy policy</a> <a href="/terms">Terms of service</a></footer></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Dark roast coffee") || !strings.Contains(got, "Medium roast coffee") {
+		t.Errorf("lost the content: %s", got)
+	}
+	for _, d := range []string{"Skip to content", "Shop the range", "All merch", "Privacy policy"} {
+		if strings.Contains(got, d) {
+			t.Errorf("kept %q: %s", d, got)
+		}
+	}
+}
