@@ -60,7 +60,8 @@ func isEmailField(n *html.Node) bool {
 // removeChrome removes, when no pruning leaves enough of a page, what its
 // tags and roles alone mark as page chrome (navigation, header, footer,
 // dialogs, asides, hidden blocks, skip links), except protected elements:
-// the rest of the body is kept whole.
+// the rest of the body is kept whole. A page that is all chrome is kept
+// whole.
 func removeChrome(root *html.Node, protected map[*html.Node]bool) {
 	var chrome []*html.Node
 	for n := root.FirstChild; n != nil; {
@@ -72,6 +73,13 @@ func removeChrome(root *html.Node, protected map[*html.Node]bool) {
 			continue
 		}
 		n = next(n, root, false)
+	}
+	total, gone := textLen(root), 0
+	for _, n := range chrome {
+		gone += textLen(n)
+	}
+	if nearEmpty(total-gone, total) {
+		return // the page is all chrome: keep it
 	}
 	for _, n := range chrome {
 		n.Parent.RemoveChild(n)
