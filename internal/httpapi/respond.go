@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-
-	"github.com/google/uuid"
 )
 
 // handlerFunc is an HTTP handler that returns its error instead of writing it.
@@ -40,9 +38,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	ctx := r.Context()
 	switch {
 	case e.Code == "UNKNOWN_ERROR":
-		id := uuid.NewString()
-		e.Message = "An unexpected error occurred. Please contact support, error id " + id
-		s.log.ErrorContext(ctx, "unhandled error", "error_id", id, "err", err, "request_id", requestIDFrom(ctx))
+		e.Message = s.unknown(ctx, err)
 	case e.Status >= 500:
 		s.log.WarnContext(ctx, "request failed", "status", e.Status, "code", e.Code, "err", err, "request_id", requestIDFrom(ctx))
 	default:

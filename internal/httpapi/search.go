@@ -661,7 +661,7 @@ func (s *Server) scrapeResults(ctx context.Context, team auth.Team, req searchRe
 				select {
 				case sem <- struct{}{}:
 				case <-ctx.Done():
-					it.failed = scrapeFailure(u, ctx.Err())
+					it.failed = s.scrapeFailure(ctx, u, ctx.Err())
 					return
 				}
 				defer func() { <-sem }()
@@ -672,7 +672,7 @@ func (s *Server) scrapeResults(ctx context.Context, team auth.Team, req searchRe
 					return
 				}
 				if err != nil {
-					it.failed = scrapeFailure(u, err)
+					it.failed = s.scrapeFailure(ctx, u, err)
 					return
 				}
 				it.doc = doc
@@ -714,10 +714,10 @@ func (s *Server) scrapeResult(ctx context.Context, team auth.Team, base scrape.O
 var errSearchResultURL = &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: msgInvalidURL}
 
 // scrapeFailure is the metadata of a result whose scrape failed with err.
-func scrapeFailure(u string, err error) *searchFailure {
+func (s *Server) scrapeFailure(ctx context.Context, u string, err error) *searchFailure {
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = scrape.ErrTimeout
 	}
-	code, msg := describe(err)
+	code, msg := s.describe(ctx, err)
 	return &searchFailure{SourceURL: u, URL: u, Error: msg, Code: code}
 }

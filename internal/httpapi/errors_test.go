@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/firegate/firegate/internal/search/searxngtest"
+)
+
+// loggedWith is the err attribute of the JSON record in logs logged with
+// error_id id, or "".
+func loggedWith(logs, id string) string {
+	for line := range strings.SplitSeq(logs, "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["error_id"] == id {
+			s, _ := rec["err"].(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// TestSearchResultErrorsShowNoInternalError: a search result whose scrape
+// failed with an error the table does not know shows UNKNOWN_ERROR with
+// the generic message naming an error id, logged with the full error, in
+// its metadata, and nothing of the error's text; a known error keeps its
+// code and exact message.
+func TestSearchResultErrorsShowNoInternalError(t *testing.T) {
+	t.Parallel()
+	site := searchSite(t)
+	f := setupSearch(t, true, func(url.Values) searxngtest.Answer {
+		return searxngtest.Answer{Results: []searxngtest.Result{
+			{URL: site.URL + "/lamp", Title: "Lamp", Score: 3},
+			{URL: site.URL + "/internal", Title: "Internal", Score: 2},
+			{URL: site.URL + "/dns", Title: "DNS", Score: 1},
+		}}
+	})
+	logs := &logBuffer{}
+	f.srv.log = slog.New(slog.NewJSONHandler(logs, nil))
+	f.srv.scraper = failingScraper{next: f.srv.scraper}
+	status, got := f.post(t, `{"query":"q","scrapeOptions":{"formats":["markdown"]}}`)
+	if status != 200 {
+		t.Fatalf("%d %v", status, got)
+	}
+	checkShown(t, "search response", got)
+	web, _ := got["data"].(map[string]any)["web"].([]any)
+	if len(web) != 3 {
+		t.Fatalf("%d web results, want 3: %v", len(web), got)
+	}
+	meta := func(i int) (code, msg string) {
+		r, _ := web[i].(map[string]any)
+		m, _ := r["metadata"].(map[string]any)
+		code, _ = m["code"].(string)
+		msg, _ = m["error"].(string)
+		return code, msg
+	}
+	if code, msg := meta(0); code != "" || msg != "" {
+		t.Errorf("scraped result: metadata code %q error %q", code, msg)
+	}
+	code, msg := meta(1)
+	if code != "UNKNOWN_ERROR" || !isGeneric(msg) {
+		t.Errorf("internal failure shown as %q %q; want UNKNOWN_ERROR and the generic message", code, msg)
+	} else if id := errorIDMsg.FindStringSubmatch(msg)[1]; !strings.Contains(loggedWith(logs.String(), id), "10.1.2.3:5432") {
+		t.Errorf("error id %s logged with %q, want the full error", id, loggedWith(logs.String(), id))
+	}
+	if code, msg := meta(2); code != "SCRAPE_DNS_RESOLUTION_ERROR" || msg != knownDNSMsg {
+		t.Errorf("known failure shown as %q %q; want SCRAPE_DNS_RESOLUTION_ERROR %q", code, msg, knownDNSMsg)
+	}
+}
+
