@@ -7,6 +7,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -129,7 +132,7 @@ func Map(err error) Mapped {
 		}
 		msg := m.message
 		if msg == "" {
-			msg = userMessage(err)
+			msg = userMessage(err, m.target)
 		}
 		return Mapped{Status: m.status, Code: m.code, Message: msg}
 	}
@@ -140,14 +143,70 @@ func Map(err error) Mapped {
 	return Mapped{Status: http.StatusInternalServerError, Code: "UNKNOWN_ERROR"}
 }
 
-// userMessage is the text for the API user: a *scrape.Failure carries one
-// written for them; other errors show their own text.
-func userMessage(err error) string {
+// userMessage is the text for the API user of err, which matched the
+// sentinel target: a *scrape.Failure carries one written for them; other
+// errors show their own text as a sentence without the package prefixes
+// of Go error chains: the sentinel's text and what precedes it become the
+// sentinel's lead ("scrape: browser: scrape: unsupported file: content
+// type ..." reads "Unsupported file: content type ....").
+func userMessage(err, target error) string {
 	var f *scrape.Failure
-	if errors.As(err, &f) {
+	if errors.As(err, &f) && f.Msg != "" {
 		return f.Msg
 	}
-	return err.Error()
+	text := err.Error()
+	if target != nil {
+		if i := strings.Index(text, target.Error()); i >= 0 {
+			text = lead(target) + text[i+len(target.Error()):]
+		} else if f != nil {
+			text = lead(target)
+		}
+	}
+	return sentence(text)
+}
+
+// leads name the sentinels whose text, without its package prefix, does not
+// read as the start of a sentence.
+var leads = map[error]string{
+	scrape.ErrSSL:                 "TLS error",
+	scrape.ErrDNSResolution:       "DNS resolution failed",
+	scrape.ErrSite:                "The site could not be scraped",
+	scrape.ErrPDFInsufficientTime: "The PDF needs more time to be parsed",
+	scrape.ErrPDFTooLarge:         "The PDF expands beyond this server's limits",
+	scrape.ErrFileTooLarge:        "The file expands beyond this server's limits",
+	scrape.ErrInvalidSchema:       "Invalid JSON schema",
+	scrape.ErrProfileBusy:         "The browser profile is in use",
+	crawl.ErrInvalidOptions:       "Invalid options",
+	interact.ErrProfileBusy:       "The browser profile is in use",
+	interact.ErrTooMany:           "Too many browser sessions",
+}
+
+// lead is how a message about the sentinel target starts: its lead, else
+// its text without the package prefix ("scrape: unsupported file" is
+// "Unsupported file").
+func lead(target error) string {
+	if l, ok := leads[target]; ok {
+		return l
+	}
+	text := target.Error()
+	if i := strings.Index(text, ": "); i >= 0 && !strings.ContainsAny(text[:i], " \t") {
+		text = text[i+2:]
+	}
+	return text
+}
+
+// sentence is text with a capital first letter and a full stop.
+func sentence(text string) string {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return text
+	}
+	r, n := utf8.DecodeRuneInString(text)
+	text = string(unicode.ToUpper(r)) + text[n:]
+	if !strings.HasSuffix(text, ".") && !strings.HasSuffix(text, "!") && !strings.HasSuffix(text, "?") {
+		text += "."
+	}
+	return text
 }
 
 // UnknownMessage is the message of an unexpected error: it names the id

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,8 +13,10 @@ import (
 
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
 )
 
 func TestMap(t *testing.T) {
@@ -31,7 +34,7 @@ func TestMap(t *testing.T) {
 		{"map error", fmt.Errorf("%w: 3s", crawl.ErrTimeout), http.StatusRequestTimeout, "MAP_TIMEOUT",
 			"The map operation timed out before it finished. Raise timeout, lower limit, or set sitemap to skip or only."},
 		{"row with the wrapped text", fmt.Errorf("%w: bad pattern", crawl.ErrInvalidOptions), http.StatusBadRequest, "BAD_REQUEST",
-			"crawl: invalid map options: bad pattern"},
+			"Invalid options: bad pattern."},
 		{"coded sentinel of a package above", monitor.ErrPaused, http.StatusConflict, "MONITOR_PAUSED", "Monitor is paused: set its status to active to run it"},
 		{"first matching row wins", fmt.Errorf("%w: %w", crawl.ErrBlocked, scrape.ErrTimeout), http.StatusRequestTimeout, "SCRAPE_TIMEOUT",
 			"Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
@@ -97,5 +100,56 @@ func TestDescribe(t *testing.T) {
 	// The message is the contract's one for an unexpected error.
 	if got := apierr.UnknownMessage("x"); !strings.HasSuffix(got, "contact support, error id x") {
 		t.Errorf("UnknownMessage = %q", got)
+	}
+}
+
+// TestMessagesNameNoPackagePrefix: a known error whose message is its own
+// text (a row without a fixed message) reads as a sentence: no package
+// prefix of the Go error chain ("scrape: ", "crawl: ", ...) before or in
+// place of the sentinel's text, which becomes its lead; the detail after it
+// is kept word for word, and the code is the row's.
+func TestMessagesNameNoPackagePrefix(t *testing.T) {
+	cases := []struct {
+		err       error
+		code, msg string
+	}{
+		{fmt.Errorf("%w: content type %q cannot be converted; request the rawBase64 format to receive the bytes", scrape.ErrUnsupportedFile, "image/png"),
+			"SCRAPE_UNSUPPORTED_FILE_ERROR", `Unsupported file: content type "image/png" cannot be converted; request the rawBase64 format to receive the bytes.`},
+		{fmt.Errorf("%w: domainTools needs catalog access, which this server does not provide", scrape.ErrForbidden),
+			"FORBIDDEN", "Forbidden: domainTools needs catalog access, which this server does not provide."},
+		{fmt.Errorf("scrape: browser: %w: final url %q: bad escape", scrape.ErrSite, "http://a/%zz"),
+			"SCRAPE_SITE_ERROR", `The site could not be scraped: final url "http://a/%zz": bad escape.`},
+		{fmt.Errorf("%w: x509: unknown authority", scrape.ErrSSL), "SCRAPE_SSL_ERROR", "TLS error: x509: unknown authority."},
+		{fmt.Errorf("%w: start url %q is not an absolute http(s) url", crawl.ErrInvalidOptions, "a"),
+			"BAD_REQUEST", `Invalid options: start url "a" is not an absolute http(s) url.`},
+		{fmt.Errorf("%w: another session is saving profile %q; use saveChanges: false to load it without saving, or retry when that session ends", interact.ErrProfileBusy, "p"),
+			"PROFILE_IN_USE", `The browser profile is in use: another session is saving profile "p"; use saveChanges: false to load it without saving, or retry when that session ends.`},
+		{fmt.Errorf("%w: the team has %d active browser sessions, its maximum", interact.ErrTooMany, 5),
+			"TOO_MANY_SESSIONS", "Too many browser sessions: the team has 5 active browser sessions, its maximum."},
+		{fmt.Errorf("%w (%d)", interact.ErrCDPBusy, 8), "CDP_BUSY", "The session has the most DevTools connections it may (8)."},
+		{fmt.Errorf("%w: SearXNG answered 403 Forbidden: its settings.yml must list json under search.formats", search.ErrEngine),
+			"SEARCH_ENGINE_ERROR", "Search engine error: SearXNG answered 403 Forbidden: its settings.yml must list json under search.formats."},
+		{fmt.Errorf("%w: google (timeout)", search.ErrNoEngines), "SEARCH_ENGINE_UNAVAILABLE", "No upstream search engine answered: google (timeout)."},
+		{scrape.ErrAction, "SCRAPE_ACTION_ERROR", "Action failed."},
+		// A Failure's own message is kept as written.
+		{&scrape.Failure{Kind: scrape.ErrUnsupportedFileType, Msg: "Unsupported file type: a.bin. Upload a PDF."},
+			"UNSUPPORTED_FILE_TYPE", "Unsupported file type: a.bin. Upload a PDF."},
+		// A row's error of its own kind (the regexp compiler's message) is
+		// not cut.
+		{&crawl.PatternError{Field: "includePaths", Pattern: "(", Err: errors.New("error parsing regexp: missing closing ): `(`")},
+			"BAD_REQUEST", "Error parsing regexp: missing closing ): `(`."},
+	}
+	prefix := regexp.MustCompile(`\b(scrape|crawl|interact|search|browser|store|monitor|fetch|llm|media):`)
+	for _, c := range cases {
+		m := apierr.Map(c.err)
+		if m.Code != c.code || m.Message != c.msg {
+			t.Errorf("%v: %s %q; want %s %q", c.err, m.Code, m.Message, c.code, c.msg)
+		}
+		if p := prefix.FindString(m.Message); p != "" {
+			t.Errorf("%v: message %q names the package prefix %q", c.err, m.Message, p)
+		}
+		if code, msg, id := apierr.Describe(c.err); code != c.code || msg != m.Message || id != "" {
+			t.Errorf("%v: Describe = %s %q %q; want Map's, no id", c.err, code, msg, id)
+		}
 	}
 }

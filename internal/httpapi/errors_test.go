@@ -3,11 +3,16 @@ package httpapi
 import (
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search/searxngtest"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // loggedWith is the err attribute of the JSON record in logs logged with
@@ -71,3 +76,23 @@ func TestSearchResultErrorsShowNoInternalError(t *testing.T) {
 	}
 }
 
+// TestKnownErrorNamesNoPackage: POST /v2/scrape of a file the engine
+// cannot convert answers its code with a sentence that names no Go
+// package ("scrape: unsupported file: ..." before).
+func TestKnownErrorNamesNoPackage(t *testing.T) {
+	t.Parallel()
+	img := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write([]byte("\x89PNG\r\n\x1a\n"))
+	}))
+	t.Cleanup(img.Close)
+	log := testenv.Logger(t)
+	s := New(Deps{Scraper: scrape.New(scrape.Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), Log: log}),
+		Auth: fakeAuth{}, Log: log})
+	s.SetReady(true)
+	rec, got := do(t, s, http.MethodPost, "/v2/scrape", goodKey, `{"url":"`+img.URL+`/a.png","formats":["markdown"]}`)
+	const want = `Unsupported file: content type "image/png" cannot be converted; request the rawBase64 format to receive the bytes.`
+	if rec.Code != http.StatusInternalServerError || got["code"] != "SCRAPE_UNSUPPORTED_FILE_ERROR" || got["error"] != want {
+		t.Errorf("got %d %v; want 500 SCRAPE_UNSUPPORTED_FILE_ERROR %q", rec.Code, got, want)
+	}
+}
