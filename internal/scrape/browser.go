@@ -175,6 +175,24 @@ func (e *Engine) putMedia(ctx context.Context, o *Options, data []byte, contentT
 	return e.mediaURL(id), nil
 }
 
+// navigationReason is Chrome's reason why a page did not load
+// ("net::ERR_CONNECTION_REFUSED", "the response is a download, not a
+// page"), taken from a browser.ErrNavigation error's text ("browser:
+// navigate <url>: <reason>: browser: navigation failed"), or "" when it has
+// none. Its root cause is the sentinel, whose text only names the package.
+func navigationReason(err error) string {
+	text, _, ok := strings.Cut(err.Error(), ": "+browser.ErrNavigation.Error())
+	if !ok {
+		return ""
+	}
+	_, text, ok = strings.Cut(text, "navigate ")
+	if !ok {
+		return ""
+	}
+	_, reason, _ := strings.Cut(text, ": ")
+	return strings.TrimSpace(reason)
+}
+
 // classifyBrowserError maps browser errors to engine sentinels.
 func classifyBrowserError(ctx context.Context, rawURL string, err error) error {
 	var ae *actions.Error
@@ -192,7 +210,11 @@ func classifyBrowserError(ctx context.Context, rawURL string, err error) error {
 	case errors.Is(err, browser.ErrBlocked):
 		return classifyFetchError(ctx, rawURL, fmt.Errorf("%w: %w", fetch.ErrBlocked, err))
 	case errors.Is(err, browser.ErrNavigation):
-		return &Failure{Kind: ErrSite, Msg: "Could not load " + rawURL + " in the browser: " + rootCause(err), Cause: err}
+		msg := "Could not load " + rawURL + " in the browser."
+		if reason := navigationReason(err); reason != "" {
+			msg = "Could not load " + rawURL + " in the browser: " + reason + "."
+		}
+		return &Failure{Kind: ErrSite, Msg: msg, Cause: err}
 	default:
 		return fmt.Errorf("scrape: browser: %w", err)
 	}
