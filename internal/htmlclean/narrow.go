@@ -380,8 +380,8 @@ var postCounter = regexp.MustCompile(`^(?:\d[\d,.]*k?(?: (?:likes?|replies|reply
 // around the posts: an edit note ("Last edited: Jul 6, 2024"), a quote's
 // "Click to expand...", a question page's answer form and prompts
 // ("Post as a guest", "Explore related questions"), a post's age ("2y",
-// "3 hours ago").
-var threadLabel = regexp.MustCompile(`^(?:last edited:? [\w ,.:]{1,40}|click to (?:expand|shrink)(?:\.{3}|…)?|post as a guest|required, but never shown|sign up using (?:google|facebook|github|email and password)|find the answer to your question by asking\.?|see similar questions with these tags\.?|start asking to get answers|explore related questions|code:|wrote on|posted (?:by|on)|posted (?:\d+|an?) [a-z]+ ago|(?:\d+|an?) ?(?:y|yr|yrs|years?|mo|months?|w|wk|weeks?|d|days?|h|hr|hrs|hours?|min|mins|minutes?)(?: ago)?)$`)
+// "3 hours ago"), a poster's role ("Thread starter", "Moderator").
+var threadLabel = regexp.MustCompile(`^(?:last edited:? [\w ,.:]{1,40}|click to (?:expand|shrink)(?:\.{3}|…)?|post as a guest|required, but never shown|sign up using (?:google|facebook|github|email and password)|find the answer to your question by asking\.?|see similar questions with these tags\.?|start asking to get answers|explore related questions|(?:thread|topic|discussion) starter|staff member|(?:global |super )?moderator|administrator|code:|wrote on|posted (?:by|on)|posted (?:\d+|an?) [a-z]+ ago|(?:\d+|an?) ?(?:y|yr|yrs|years?|mo|months?|w|wk|weeks?|d|days?|h|hr|hrs|hours?|min|mins|minutes?)(?: ago)?)$`)
 
 // pageLabel matches lower-case labels of a page's controls and state: a
 // result count ("Showing 24 of 291 results", "33 results"), a forum's

@@ -352,7 +352,7 @@ func TestThreadLabels(t *testing.T) {
 	t.Parallel()
 	post := func(text string) string {
 		return `<div class="post"><div class="body"><blockquote><p>` + strings.Repeat("Which mount should I buy? ", 3) + `</p><div class="q-more">Click to expand...</div></blockquote><p>` +
-			strings.Repeat(text+" ", 5) + `</p><div class="edited">Last edited: Jul 6, 2024</div><div class="age"><span>3 hours ago</span></div><div class="edit-note">Last edited: <time>Oct 1, 2024</time></div><div class="who"><span>wrote on</span></div></div></div>`
+			strings.Repeat(text+" ", 5) + `</p><div class="edited">Last edited: Jul 6, 2024</div><div class="age"><span>3 hours ago</span></div><div class="edit-note">Last edited: <time>Oct 1, 2024</time></div><div class="who"><span>wrote on</span></div><div class="role">Thread Starter</div></div></div>`
 	}
 	body := `<main><h1>Which first telescope?</h1>` + post("A reflector gives the most aperture for the money, get a dobsonian.") +
 		post("Refractors need no collimation, which beginners appreciate on cold nights.") +
@@ -365,7 +365,7 @@ func TestThreadLabels(t *testing.T) {
 	if !strings.Contains(got, "get a dobsonian") || !strings.Contains(got, "need no collimation") || !strings.Contains(got, "Which mount") {
 		t.Errorf("lost a post: %s", got)
 	}
-	for _, gone := range []string{"Click to expand", "Last edited", "Explore related", "Post as a guest", "never shown", "hours ago", "Oct 1", "wrote on"} {
+	for _, gone := range []string{"Click to expand", "Last edited", "Explore related", "Post as a guest", "never shown", "hours ago", "Oct 1", "wrote on", "Thread Starter"} {
 		if strings.Contains(got, gone) {
 			t.Errorf("kept %q: %s", gone, got)
 		}
