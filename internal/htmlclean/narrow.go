@@ -353,6 +353,8 @@ var adLabels = map[string]bool{"advertisement": true, "advertisements": true, "s
 	"article continues below": true, "story continues below": true, "continue reading below": true,
 	"content continues below": true, "scroll to continue with content": true,
 	"was this helpful?": true, "was this page helpful?": true, "was this article helpful?": true,
+	// a shop card's controls, when they are not links
+	"quick shop": true, "quick view": true, "quick add": true, "choose options": true, "select options": true,
 	// placeholders of content loaded by script
 	"loading": true, "loading...": true, "loading…": true}
 

@@ -57,18 +57,19 @@ func TestCTALinkArrows(t *testing.T) {
 	}
 }
 
-// The label over an ad slot inside an article ("Article continues below")
-// and a feedback prompt left alone by its buttons go.
+// The label over an ad slot inside an article ("Article continues below"),
+// a feedback prompt left alone by its buttons and a card control that is
+// not a link ("Quick shop") go.
 func TestContinuationLabels(t *testing.T) {
 	t.Parallel()
 	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction.</p>"
-	page := `<html><body><article><h1>Brewing</h1>` + p + p + `<div class="slot"><span>Article continues below</span></div>` + p + p +
+	page := `<html><body><article><h1>Brewing</h1>` + p + p + `<div class="slot"><span>Article continues below</span></div>` + p + `<div class="card-actions"><span>Quick shop</span></div>` + p +
 		`<div class="feedback"><p>Was this helpful?</p><button>Yes</button><button>No</button></div></article></body></html>`
 	got, err := cleanString(t, page, Options{OnlyMainContent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(got, "even extraction") || strings.Contains(got, "continues below") || strings.Contains(got, "Was this helpful") {
+	if !strings.Contains(got, "even extraction") || strings.Contains(got, "continues below") || strings.Contains(got, "Was this helpful") || strings.Contains(got, "Quick shop") {
 		t.Errorf("labels kept: %s", got)
 	}
 }
