@@ -143,16 +143,31 @@ func Map(err error) Mapped {
 	return Mapped{Status: http.StatusInternalServerError, Code: "UNKNOWN_ERROR"}
 }
 
+// ClientMessager is an error that carries the message a client is shown
+// (search.Error, interact.Error): its Error text, which may name internal
+// hosts, addresses and paths, is for logs only.
+type ClientMessager interface {
+	error
+	ClientMessage() string
+}
+
 // userMessage is the text for the API user of err, which matched the
-// sentinel target: a *scrape.Failure carries one written for them; other
-// errors show their own text as a sentence without the package prefixes
-// of Go error chains: the sentinel's text and what precedes it become the
-// sentinel's lead ("scrape: browser: scrape: unsupported file: content
-// type ..." reads "Unsupported file: content type ....").
+// sentinel target: a *scrape.Failure or a ClientMessager carries one
+// written for them; other errors show their own text as a sentence without
+// the package prefixes of Go error chains: the sentinel's text and what
+// precedes it become the sentinel's lead ("scrape: browser: scrape:
+// unsupported file: content type ..." reads "Unsupported file: content type
+// ....").
 func userMessage(err, target error) string {
 	var f *scrape.Failure
 	if errors.As(err, &f) && f.Msg != "" {
 		return f.Msg
+	}
+	var cm ClientMessager
+	if errors.As(err, &cm) {
+		if msg := cm.ClientMessage(); msg != "" {
+			return sentence(msg)
+		}
 	}
 	text := err.Error()
 	if target != nil {

@@ -127,8 +127,14 @@ func TestMessagesNameNoPackagePrefix(t *testing.T) {
 		{fmt.Errorf("%w: the team has %d active browser sessions, its maximum", interact.ErrTooMany, 5),
 			"TOO_MANY_SESSIONS", "Too many browser sessions: the team has 5 active browser sessions, its maximum."},
 		{fmt.Errorf("%w (%d)", interact.ErrCDPBusy, 8), "CDP_BUSY", "The session has the most DevTools connections it may (8)."},
-		{fmt.Errorf("%w: SearXNG answered 403 Forbidden: its settings.yml must list json under search.formats", search.ErrEngine),
-			"SEARCH_ENGINE_ERROR", "Search engine error: SearXNG answered 403 Forbidden: its settings.yml must list json under search.formats."},
+		{fmt.Errorf("%w: SearXNG answered 403 Forbidden", search.ErrEngine),
+			"SEARCH_ENGINE_ERROR", "Search engine error: SearXNG answered 403 Forbidden."},
+		// An error with its client message shows that message only, not
+		// the cause its text ends with (the engine's address).
+		{&search.Error{Kind: search.ErrEngine, Msg: "The search engine could not be reached.", Cause: errors.New("dial tcp 10.1.2.3:8080: connect: connection refused")},
+			"SEARCH_ENGINE_ERROR", "The search engine could not be reached."},
+		{fmt.Errorf("monitor: %w", &search.Error{Kind: search.ErrEngine, Msg: "the search engine answered HTTP 502 Bad Gateway"}),
+			"SEARCH_ENGINE_ERROR", "The search engine answered HTTP 502 Bad Gateway."},
 		{fmt.Errorf("%w: google (timeout)", search.ErrNoEngines), "SEARCH_ENGINE_UNAVAILABLE", "No upstream search engine answered: google (timeout)."},
 		{scrape.ErrAction, "SCRAPE_ACTION_ERROR", "Action failed."},
 		// A Failure's own message is kept as written.

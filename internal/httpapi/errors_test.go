@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/scrape"
+	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/search/searxngtest"
 	"github.com/firegate/firegate/internal/testenv"
 )
@@ -94,5 +96,37 @@ func TestKnownErrorNamesNoPackage(t *testing.T) {
 	const want = `Unsupported file: content type "image/png" cannot be converted; request the rawBase64 format to receive the bytes.`
 	if rec.Code != http.StatusInternalServerError || got["code"] != "SCRAPE_UNSUPPORTED_FILE_ERROR" || got["error"] != want {
 		t.Errorf("got %d %v; want 500 SCRAPE_UNSUPPORTED_FILE_ERROR %q", rec.Code, got, want)
+	}
+}
+
+// TestSearchEngineErrorShowsNoAddress: POST /v2/search whose engine cannot
+// be reached (at a private network's address) answers 502
+// SEARCH_ENGINE_ERROR saying so in the client's terms, without the
+// engine's host, address or the Go packages of the error; the full cause
+// is logged.
+func TestSearchEngineErrorShowsNoAddress(t *testing.T) {
+	t.Parallel()
+	f := setupSearch(t, true, func(url.Values) searxngtest.Answer { return searxngtest.Answer{} })
+	logs := &logBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	f.srv.log = log
+	backend, err := search.NewSearXNG(search.SearXNGOptions{Endpoint: "http://searxng:8080", Client: searxngtest.RefusedAt(t, "10.1.2.3:8080")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.searcher = search.New(backend, search.Options{}, log)
+	status, got := f.post(t, `{"query":"q"}`)
+	const want = "The search engine could not be reached."
+	if status != http.StatusBadGateway || got["code"] != "SEARCH_ENGINE_ERROR" || got["error"] != want {
+		t.Errorf("%d %v; want 502 SEARCH_ENGINE_ERROR %q", status, got, want)
+	}
+	checkShown(t, "search response", got)
+	for _, leak := range []string{"10.1.2.3", "8080", "searxng", "search:", "dial tcp"} {
+		if strings.Contains(fmt.Sprint(got["error"]), leak) {
+			t.Errorf("error %q shows %q", got["error"], leak)
+		}
+	}
+	if !strings.Contains(logs.String(), "dial tcp 10.1.2.3:8080: connect: connection refused") {
+		t.Errorf("the cause is not logged: %s", logs.String())
 	}
 }

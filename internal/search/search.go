@@ -29,6 +29,34 @@ var (
 	ErrNoEngines = errors.New("search: no upstream search engine answered")
 )
 
+// Error is a failure of the engine (Kind is ErrEngine or ErrTimeout). Its
+// text, for logs, ends with Cause, which may name the engine's host and
+// address; a client is shown Msg only, which says what failed in its terms.
+type Error struct {
+	Kind  error
+	Msg   string
+	Cause error // nil when Msg says it all
+}
+
+func (e *Error) Error() string {
+	s := e.Kind.Error() + ": " + e.Msg
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	return s
+}
+
+// Unwrap gives Kind and Cause.
+func (e *Error) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Cause}
+}
+
+// ClientMessage is Msg: what the API shows.
+func (e *Error) ClientMessage() string { return e.Msg }
+
 // Source names: what kind of results a query asks for.
 const (
 	SourceWeb    = "web"
@@ -152,6 +180,11 @@ func (s *Searcher) Search(ctx context.Context, q Query) ([]Result, error) {
 		p, err := s.backend.Page(ctx, q, page)
 		if err != nil {
 			if page == 1 {
+				// The client is shown the error's message only: the cause
+				// (the engine's address, the network's reason) is logged.
+				if !errors.Is(err, context.Canceled) {
+					s.log.WarnContext(ctx, "search failed", "source", q.Source, "err", err)
+				}
 				return nil, err
 			}
 			if ctx.Err() != nil {

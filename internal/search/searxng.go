@@ -134,37 +134,37 @@ func (s *SearXNG) Page(ctx context.Context, q Query, page int) (Page, error) {
 	u := s.search + "?" + s.Params(q, page).Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return Page{}, fmt.Errorf("%w: %v", ErrEngine, err)
+		return Page{}, &Error{Kind: ErrEngine, Msg: "The search request could not be made.", Cause: err}
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.client.Do(req)
 	if err != nil {
 		if isTimeout(ctx, err) {
-			return Page{}, fmt.Errorf("%w: %s", ErrTimeout, rootCause(err))
+			return Page{}, &Error{Kind: ErrTimeout, Msg: "The search engine timed out.", Cause: errors.New(rootCause(err))}
 		}
-		return Page{}, fmt.Errorf("%w: SearXNG could not be reached: %v", ErrEngine, rootCause(err))
+		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine could not be reached.", Cause: errors.New(rootCause(err))}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.maxBody+1))
 	if err != nil {
 		if isTimeout(ctx, err) {
-			return Page{}, fmt.Errorf("%w: %s", ErrTimeout, rootCause(err))
+			return Page{}, &Error{Kind: ErrTimeout, Msg: "The search engine timed out.", Cause: errors.New(rootCause(err))}
 		}
-		return Page{}, fmt.Errorf("%w: reading SearXNG's answer: %v", ErrEngine, err)
+		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine's answer broke off.", Cause: err}
 	}
 	switch {
 	case resp.StatusCode == http.StatusForbidden:
-		return Page{}, fmt.Errorf("%w: SearXNG answered 403 Forbidden: its settings.yml must list json under search.formats", ErrEngine)
+		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine (SearXNG) answered HTTP 403 Forbidden: its settings.yml must list json under search.formats."}
 	case resp.StatusCode == http.StatusTooManyRequests:
-		return Page{}, fmt.Errorf("%w: SearXNG answered 429 Too Many Requests: its limiter refuses this server (set server.limiter: false or allow this address)", ErrEngine)
+		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine (SearXNG) answered HTTP 429 Too Many Requests: its limiter refuses this server (set server.limiter: false or allow this server's address)."}
 	case resp.StatusCode != http.StatusOK:
-		return Page{}, fmt.Errorf("%w: SearXNG answered %s", ErrEngine, resp.Status)
+		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine answered HTTP " + httpStatus(resp) + "."}
 	case int64(len(body)) > s.maxBody:
-		return Page{}, fmt.Errorf("%w: SearXNG's answer is larger than %d bytes", ErrEngine, s.maxBody)
+		return Page{}, &Error{Kind: ErrEngine, Msg: fmt.Sprintf("The search engine's answer is larger than %d bytes.", s.maxBody)}
 	}
 	var a searxngAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
-		return Page{}, fmt.Errorf("%w: SearXNG's answer is not its JSON format (%v): is json listed under search.formats?", ErrEngine, err)
+		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine's answer is not its JSON format: is json listed under search.formats in SearXNG's settings.yml?", Cause: err}
 	}
 	var p Page
 	for _, e := range a.Unresponsive {
@@ -198,6 +198,15 @@ func isTimeout(ctx context.Context, err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// httpStatus is resp's status line without the protocol ("502 Bad
+// Gateway"), its code alone when the reason is missing.
+func httpStatus(resp *http.Response) string {
+	if text := http.StatusText(resp.StatusCode); text != "" {
+		return strconv.Itoa(resp.StatusCode) + " " + text
+	}
+	return strconv.Itoa(resp.StatusCode)
 }
 
 // rootCause is err's text without the request URL, which carries the

@@ -4,7 +4,10 @@
 package searxngtest
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -109,4 +112,32 @@ func (s *Server) Calls() []url.Values {
 func Date(t time.Time) *string {
 	s := t.UTC().Format("2006-01-02T15:04:05")
 	return &s
+}
+
+// RefusedAt returns a client whose every connection is refused as if the
+// engine were at addr (e.g. "10.1.2.3:8080", a private network's): the
+// refusal is a real one, of a closed loopback port, reported under addr,
+// as the dialer reports an engine that is down.
+func RefusedAt(t testing.TB, addr string) *http.Client {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	shown, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, closed)
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			oe.Addr = shown
+		}
+		return c, err
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
 }
