@@ -82,11 +82,12 @@ func (m *Manager) CDPHandler(teamID, id string) http.Handler {
 			http.Error(w, ErrNotFound.Error(), http.StatusNotFound)
 			return
 		}
+		var ue *Error
 		switch err := m.serveCDP(w, r, l); {
 		case errors.Is(err, ErrCDPBusy):
 			http.Error(w, err.Error(), http.StatusTooManyRequests)
-		case errors.Is(err, ErrUnavailable):
-			http.Error(w, err.Error(), http.StatusBadGateway)
+		case errors.As(err, &ue):
+			http.Error(w, ue.Msg, http.StatusBadGateway)
 		case err != nil:
 			http.Error(w, err.Error(), http.StatusNotFound)
 		}
@@ -131,7 +132,7 @@ func (m *Manager) serveCDP(w http.ResponseWriter, r *http.Request, l *live) erro
 	dcancel()
 	if err != nil {
 		m.log.WarnContext(ctx, "connect to chrome for a DevTools client", "session_id", l.rec.ID, "err", err)
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return unavailable("The session's browser could not be reached over DevTools.", err)
 	}
 	defer up.CloseNow()
 	client, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})

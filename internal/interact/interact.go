@@ -214,7 +214,7 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (store.InteractSes
 		return store.InteractSession{}, fmt.Errorf("%w: no browser is configured", ErrUnavailable)
 	}
 	if err := m.cfg.Browser.Available(); err != nil {
-		return store.InteractSession{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return store.InteractSession{}, unavailable("No browser can be started on this server.", err)
 	}
 	if err := m.reserve(ctx, p.TeamID); err != nil {
 		return store.InteractSession{}, err
@@ -248,12 +248,12 @@ func (m *Manager) Create(ctx context.Context, p CreateParams) (store.InteractSes
 	defer cancel()
 	sess, err := m.cfg.Browser.OpenSession(octx, opts)
 	if err != nil {
-		return fail(fmt.Errorf("%w: %v", ErrUnavailable, err))
+		return fail(unavailable("The browser could not open a session.", err))
 	}
 	l.sess = sess
 	if r := p.Replay; r != nil {
 		if _, err := sess.Replay(octx, r.URL, r.WaitFor, r.Actions); err != nil {
-			return fail(fmt.Errorf("%w: %v", ErrReplay, err))
+			return fail(replayError(err))
 		}
 	}
 	now := m.now().UTC()

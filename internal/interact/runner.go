@@ -60,7 +60,7 @@ func (m *Manager) runSandboxed(ctx context.Context, l *live, p ExecParams) (Exec
 	}
 	res, err := m.cfg.Runner.Run(ctx, sp)
 	if err != nil {
-		return ExecResult{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return ExecResult{}, unavailable("The sandbox could not run the program.", err)
 	}
 	m.log.InfoContext(ctx, "interact program ran", "session_id", l.rec.ID, "language", p.Language, "exit_code", res.ExitCode, "killed", res.Killed)
 	return ExecResult{Stdout: res.Stdout, Stderr: res.Stderr, ExitCode: res.ExitCode, Killed: res.Killed, Truncated: res.Truncated, Error: res.Reason}, nil
