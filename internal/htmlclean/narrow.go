@@ -160,7 +160,7 @@ func textLen(n *html.Node) int {
 var ctaPhrases = map[string]bool{
 	"get started": true, "get started for free": true, "get started free": true, "start now": true,
 	"learn more": true, "read more": true, "see more": true, "view more": true, "show more": true,
-	"load more": true, "see all": true, "view all": true, "shop all": true, "sign up": true,
+	"load more": true, "see all": true, "view all": true, "view all posts": true, "shop all": true, "sign up": true,
 	"sign up for free": true, "sign up free": true, "sign in": true, "log in": true, "login": true,
 	"register": true, "join now": true, "join now for free": true, "join for free": true,
 	"book now": true, "buy now": true, "shop now": true, "order now": true, "add to cart": true,
@@ -211,7 +211,9 @@ func isCTALink(n *html.Node) bool {
 	}
 	t := strings.ToLower(strings.Join(strings.Fields(raw), " "))
 	t = strings.Trim(t, " →»›>←«‹<!.:-–—↑↓")
-	return ctaPhrases[t]
+	// An author's archive link under the article ("View all posts by
+	// Ann Smith").
+	return ctaPhrases[t] || strings.HasPrefix(t, "view all posts by ")
 }
 
 // isPostNumberLink reports a link whose whole text is a post's number in
@@ -249,6 +251,12 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 		t := strings.ToLower(strings.TrimSpace(n.Data))
 		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t) || threadLabel.MatchString(t) || posterField.MatchString(t))) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
+				notices = append(notices, b)
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "written by") {
+			if b := leafLine(n, root, anchor, maxBylineLine); b != nil && bylineLine.MatchString(lineText(b)) {
 				notices = append(notices, b)
 			}
 			continue
@@ -326,6 +334,40 @@ func posterLine(t, root, anchor *html.Node) *html.Node {
 		return b
 	}
 	return nil
+}
+
+// maxBylineLine bounds the text of an author's credit line.
+const maxBylineLine = 80
+
+// bylineLine matches the lower-case credit line of an article's author,
+// read across its inline elements ("Written by <a>Ann Smith</a>",
+// "Written By: Jo Lee, Senior Analyst"): page furniture the main text
+// leaves out.
+var bylineLine = regexp.MustCompile(`^written by:? ?\S.{0,70}$`)
+
+// leafLine returns the leaf block that t (a text node) opens when its whole
+// text has at most limit non-space bytes and it does not hold the anchor,
+// or nil.
+func leafLine(t, root, anchor *html.Node, limit int) *html.Node {
+	b := t.Parent
+	for b != nil && b != root && b.Type == html.ElementNode && !isBlock(b.DataAtom) {
+		b = b.Parent
+	}
+	if b == nil || b == root || b.Type != html.ElementNode || firstText(b) != t {
+		return nil
+	}
+	if _, ok := shortText(b, limit); !ok || hasBlockChild(b) || isAncestor(b, anchor) {
+		return nil
+	}
+	return b
+}
+
+// lineText is the lower-case text of a short block, its white space
+// collapsed.
+func lineText(b *html.Node) string {
+	raw, _ := shortText(b, 1<<20)
+	l := strings.ToLower(strings.Join(strings.Fields(raw), " "))
+	return strings.ReplaceAll(l, " :", ":")
 }
 
 // posterField matches, on a thread, the lower-case fields of a poster's

@@ -1,0 +1,29 @@
+package htmlclean
+
+import (
+	"strings"
+	"testing"
+)
+
+// An author's credit line ("Written by <a>Ann</a>") and the archive link
+// under an article ("View all posts by Ann") go; a sentence that merely
+// says who wrote something, and the article, stay.
+func TestBylineLines(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction every time.</p>"
+	page := `<html><body><article><h1>Brewing</h1><div class="meta"><span>Written By</span> <a href="/a/ann">Ann Smith</a></div>` + p + p + p +
+		`<p>The guide was written by a barista who has poured ten thousand cups.</p>` + p +
+		`<div class="bio"><p><strong>Written by:</strong> Jo Lee, Senior Analyst</p><a href="/author/jo">View all posts by Jo Lee</a> <a href="/author">View all posts</a></div></article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"Written", "Ann Smith", "Senior Analyst", "View all posts"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("%q kept: %s", gone, got)
+		}
+	}
+	if !strings.Contains(got, "was written by a barista") || !strings.Contains(got, "even extraction") {
+		t.Errorf("content lost: %s", got)
+	}
+}
