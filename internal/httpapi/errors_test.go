@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -128,5 +130,34 @@ func TestSearchEngineErrorShowsNoAddress(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "dial tcp 10.1.2.3:8080: connect: connection refused") {
 		t.Errorf("the cause is not logged: %s", logs.String())
+	}
+}
+
+// TestLiveInputErrorShowsNoBrowserText: an input the page did not take for
+// a reason of the browser's (whose text names the DevTools address and Go
+// packages) answers LIVE_INPUT_FAILED naming an error id under which the
+// full error is logged, and nothing of its text; a deadline is said so.
+func TestLiveInputErrorShowsNoBrowserText(t *testing.T) {
+	logs := &logBuffer{}
+	s := &Server{log: slog.New(slog.NewJSONHandler(logs, nil))}
+	cause := errors.New(`browser: click: chrome exited: browser: chrome unavailable (read tcp 127.0.0.1:41234->10.1.2.3:9222: ws://10.1.2.3:9222/devtools/page/AB12: connection reset)`)
+	e := s.liveInputError(t.Context(), cause)
+	if e.Status != http.StatusBadRequest || e.Code != "LIVE_INPUT_FAILED" || !strings.HasPrefix(e.Message, "The input could not be sent to the page. ") {
+		t.Errorf("%d %s %q", e.Status, e.Code, e.Message)
+	}
+	generic := strings.TrimPrefix(e.Message, "The input could not be sent to the page. ")
+	if !isGeneric(generic) {
+		t.Errorf("message %q does not end with the generic message naming an error id", e.Message)
+	} else if id := errorIDMsg.FindStringSubmatch(generic)[1]; !strings.Contains(loggedWith(logs.String(), id), "ws://10.1.2.3:9222/devtools/page/AB12") {
+		t.Errorf("error id %s logged with %q, want the full error", id, loggedWith(logs.String(), id))
+	}
+	for _, leak := range append(internalLeaks, "chrome", "click:") {
+		if strings.Contains(e.Message, leak) {
+			t.Errorf("message %q shows %q", e.Message, leak)
+		}
+	}
+	e = s.liveInputError(t.Context(), fmt.Errorf("browser: click: %w", context.DeadlineExceeded))
+	if want := "The input could not be sent to the page within 10s."; e.Message != want {
+		t.Errorf("deadline: %q; want %q", e.Message, want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/interact"
 )
@@ -234,6 +235,12 @@ func (s *Server) handleLiveInput(w http.ResponseWriter, r *http.Request) error {
 	case in.Type == "click" && in.X >= 0 && in.Y >= 0 && in.X <= float64(width) && in.Y <= float64(height):
 		err = v.Session.Click(ctx, in.X, in.Y)
 	case in.Type == "key" && (in.Key != "") != (in.Text != "") && len(in.Text) <= 100 && !strings.ContainsAny(in.Key, "\x00"):
+		if in.Key != "" {
+			var ae *actions.Error
+			if errors.As(actions.Validate([]actions.Action{{Type: actions.TypePress, Key: in.Key}}), &ae) {
+				return &Error{Status: http.StatusBadRequest, Code: "LIVE_INPUT_FAILED", Message: "The input could not be sent to the page: " + ae.Reason + "."}
+			}
+		}
 		err = v.Session.Key(ctx, in.Text, in.Key)
 	default:
 		return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: fmt.Sprintf("Bad Request: a click needs x in 0..%d and y in 0..%d; a key needs text (at most 100 characters) or a key name", width, height)}
@@ -242,9 +249,21 @@ func (s *Server) handleLiveInput(w http.ResponseWriter, r *http.Request) error {
 		return errLiveNotFound
 	}
 	if err != nil {
-		return &Error{Status: http.StatusBadRequest, Code: "LIVE_INPUT_FAILED", Message: "The input could not be sent to the page: " + err.Error(), err: err}
+		return s.liveInputError(ctx, err)
 	}
 	v.Touch(r.Context())
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// liveInputError is the answer to an input the session's page did not
+// take: a deadline says so; any other failure is the browser's (its text
+// may name the DevTools address and Go packages), logged under an error id
+// that the message names.
+func (s *Server) liveInputError(ctx context.Context, err error) *Error {
+	msg := "The input could not be sent to the page within " + liveInputTimeout.String() + "."
+	if !errors.Is(err, context.DeadlineExceeded) {
+		msg = "The input could not be sent to the page. " + s.unknown(ctx, err)
+	}
+	return &Error{Status: http.StatusBadRequest, Code: "LIVE_INPUT_FAILED", Message: msg, err: err}
 }

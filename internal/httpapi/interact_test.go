@@ -346,6 +346,19 @@ func TestLiveView(t *testing.T) {
 	if resp, err := http.Post(inputURL(interactive), "application/json", strings.NewReader(`{"type":"click","x":-1,"y":10}`)); err != nil || resp.StatusCode != 400 {
 		t.Errorf("click outside the viewport: %v %v", resp.StatusCode, err)
 	}
+	// A key the browser does not know is named, without the Go package of
+	// the error that refused it.
+	if resp, err := http.Post(inputURL(interactive), "application/json", strings.NewReader(`{"type":"key","key":"NoSuchKey"}`)); err != nil {
+		t.Error(err)
+	} else {
+		var got map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		const want = `The input could not be sent to the page: unknown key "NoSuchKey".`
+		if resp.StatusCode != 400 || got["code"] != "LIVE_INPUT_FAILED" || got["error"] != want {
+			t.Errorf("unknown key: %d %v; want 400 LIVE_INPUT_FAILED %q", resp.StatusCode, got, want)
+		}
+	}
 
 	// The viewer, in a real headless Chrome: frames arrive, a click on the
 	// picture's centre clicks the page's centre.
