@@ -6,16 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/search/searxngtest"
+	"github.com/firegate/firegate/internal/store/sqlite"
 	"github.com/firegate/firegate/internal/testenv"
 )
 
@@ -159,5 +165,47 @@ func TestLiveInputErrorShowsNoBrowserText(t *testing.T) {
 	e = s.liveInputError(t.Context(), fmt.Errorf("browser: click: %w", context.DeadlineExceeded))
 	if want := "The input could not be sent to the page within 10s."; e.Message != want {
 		t.Errorf("deadline: %q; want %q", e.Message, want)
+	}
+}
+
+// TestBrowserUnavailableShowsNoDevToolsAddress: POST /v2/browser whose
+// browser (a remote Chrome at an unreachable DevTools URL) cannot open a
+// session answers 502 BROWSER_UNAVAILABLE in the client's terms, without
+// the DevTools address or the Go packages of the error; the full error is
+// logged.
+func TestBrowserUnavailableShowsNoDevToolsAddress(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	devtools := "ws://" + l.Addr().String() + "/devtools/browser/0b1c"
+	l.Close()
+	remote := browser.New(browser.Options{RemoteURL: devtools, MaxTabs: 1, AllowPrivate: true}, slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { remote.Close() })
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "firegate.db"), testenv.Logger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := interact.New(interact.Config{Store: st, Browser: remote, MaxPerTeam: 1, Log: testenv.Logger(t)})
+	t.Cleanup(func() {
+		m.Shutdown(context.Background())
+		st.Close()
+	})
+	logs := &logBuffer{}
+	s := New(Deps{Scraper: docScraper{}, Auth: twoTeams{}, Results: cache.NewMemory(1 << 20), Interact: m, Log: slog.New(slog.NewJSONHandler(logs, nil))})
+	s.SetReady(true)
+	rec, body := do(t, s, http.MethodPost, "/v2/browser", "fc-a", `{}`)
+	const want = "The browser could not open a session."
+	if rec.Code != http.StatusBadGateway || body["code"] != "BROWSER_UNAVAILABLE" || body["error"] != want {
+		t.Errorf("%d %v; want 502 BROWSER_UNAVAILABLE %q", rec.Code, body, want)
+	}
+	for _, leak := range []string{"127.0.0.1", "devtools", "0b1c", "ws://", "browser:", "interact:"} {
+		if strings.Contains(fmt.Sprint(body["error"]), leak) {
+			t.Errorf("error %q shows %q", body["error"], leak)
+		}
+	}
+	if !strings.Contains(logs.String(), devtools) {
+		t.Errorf("the DevTools error is not logged: %s", logs.String())
 	}
 }
