@@ -27,3 +27,30 @@ func TestBylineLines(t *testing.T) {
 		t.Errorf("content lost: %s", got)
 	}
 }
+
+// An author's bio under the article ("Ann Smith is a freelance writer...")
+// goes; a sentence of the article of the same shape ("Agriculture is a
+// major contributor", one word and no pronoun), and a bio-shaped paragraph
+// high in the text, stay.
+func TestAuthorBios(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction every time you brew.</p>"
+	page := `<html><body><article><h1>Brewing</h1><p>Maria Lopez is the head roaster here, and a writer on the side; she picks the beans.</p>` + strings.Repeat(p, 8) +
+		`<p>Agriculture is a major contributor to the taste of coffee, through soil and altitude.</p>
+<div><p><a href="/a/ann">Ann Smith</a> is a freelance writer who covers coffee and tea. She lives in Lisbon with two cats and too many grinders.</p>
+<p>Joe is the co-founder of a roastery. He has roasted for twenty years.</p></div></article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"freelance writer", "co-founder"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("%q kept: %s", gone, got)
+		}
+	}
+	for _, kept := range []string{"head roaster", "major contributor", "even extraction"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("%q lost: %s", kept, got)
+		}
+	}
+}

@@ -337,6 +337,7 @@ func mainContent(root *html.Node, pk pageKind) {
 	}
 	removeNotices(root, anchor, pk)
 	removeBoilerplateSections(root, anchor, pk)
+	removeAuthorBios(root, pk)
 	removeDuplicateBlocks(root, grid)
 }
 
