@@ -54,3 +54,29 @@ func TestAuthorBios(t *testing.T) {
 		}
 	}
 }
+
+// A picture's credit line goes when it is the whole line ("Photo credit:
+// <a>Ann</a>", "Credit: Getty Images", "Image courtesy of ..."); a caption
+// that merely ends with a credit, and a sentence about photos, stay.
+func TestCreditLines(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction every time you brew.</p>"
+	page := `<html><body><article><h1>Brewing</h1>` + p + `<figure><img src="a.jpg"><figcaption><span>Photo credit:</span> <a href="/x">Ann Smith</a></figcaption></figure>` + p +
+		`<p><em>Credit: Getty Images</em></p>` + p + `<p>Image courtesy of the roastery</p>` + p +
+		`<figure><img src="b.jpg"><figcaption>A pour-over kettle on the bench. Photo: Jo Lee</figcaption></figure>` +
+		`<p>Photographs by our readers fill the next issue, so send yours.</p>` + p + `</article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"Ann Smith", "Getty", "courtesy"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("%q kept: %s", gone, got)
+		}
+	}
+	for _, kept := range []string{"pour-over kettle", "Photographs by our readers", "even extraction"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("%q lost: %s", kept, got)
+		}
+	}
+}

@@ -261,6 +261,12 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			}
 			continue
 		}
+		if creditStart.MatchString(t) {
+			if b := leafLine(n, root, anchor, maxCreditLine); b != nil && creditLine.MatchString(lineText(b)) {
+				notices = append(notices, b)
+			}
+			continue
+		}
 		if pk.isThread() && t != "" {
 			if b := posterLine(n, root, anchor); b != nil {
 				notices = append(notices, b)
@@ -344,6 +350,19 @@ const maxBylineLine = 80
 // "Written By: Jo Lee, Senior Analyst"): page furniture the main text
 // leaves out.
 var bylineLine = regexp.MustCompile(`^written by:? ?\S.{0,70}$`)
+
+// maxCreditLine bounds the text of a picture's credit line.
+const maxCreditLine = 100
+
+// creditStart matches the lower-case text node that may open a picture's
+// credit line; creditLine the whole line, read across its inline elements
+// ("Photo credit: <a>Ann Smith</a>", "Credit: Getty Images", "Image
+// courtesy of the museum", "Photo by Jo Lee"). A caption's own text is not
+// one: the credit must open its block.
+var (
+	creditStart = regexp.MustCompile(`^(?:photo|image|picture|credit|courtesy)`)
+	creditLine  = regexp.MustCompile(`^(?:(?:photo|image|picture)s? ?(?:credits?|courtesy(?: of)?|by|source)|(?:photo|picture)s?:|credits?:|courtesy of) ?:? ?\S`)
+)
 
 // leafLine returns the leaf block that t (a text node) opens when its whole
 // text has at most limit non-space bytes and it does not hold the anchor,
