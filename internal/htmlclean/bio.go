@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // maxBioText bounds the text of a block taken for an author's bio.
@@ -88,4 +89,56 @@ func isBio(t string) bool {
 		subject = subject[:i]
 	}
 	return strings.Contains(subject, " ") || personWord.MatchString(t)
+}
+
+// maxFurnitureLine bounds the text of an article's furniture line.
+const maxFurnitureLine = 400
+
+// furnitureStart matches the lower-case text node that may open one of the
+// lines around an article that are not its text; furniture the whole line:
+// an affiliate disclosure ("This post may contain affiliate links...", "As
+// an Amazon Associate we earn..."), a newsletter's sign-off ("Thanks for
+// reading X! This post is public..."). linkedLabel matches the label of a
+// line whose rest is links: tags and categories ("Tags: <a>x</a>, <a>y</a>",
+// "Filed under:"). A pointer to another article ("Read more: <a>...</a>")
+// is not one: the text of many articles keeps those.
+var (
+	furnitureStart = regexp.MustCompile(`^(?:\W*(?:affiliate )?disclosure|this|our|we|as an amazon|thanks for reading|tags?\b|tagged|filed under|posted in|categories)`)
+	furniture      = regexp.MustCompile(`^(?:(?:\W*(?:affiliate )?disclosure:?\s*)?(?:this (?:post|article|page|site|website|content|guide|review|story)|our (?:site|content|reviews?)|we) (?:may )?(?:contains?|includes?|uses?|earns?|receives?|may earn)\b.{0,60}\baffiliate|as an amazon associate\b|thanks for reading\b)`)
+	linkedLabel    = regexp.MustCompile(`^(?:tags?|tagged(?: with| as)?|filed under|posted in|categories)\s?:`)
+)
+
+// furnitureLine returns the leaf block that t (the lower-case text of the
+// text node n) opens when the block is one of an article's furniture lines,
+// or nil.
+func furnitureLine(n *html.Node, t string, root, anchor *html.Node) *html.Node {
+	if !furnitureStart.MatchString(t) {
+		return nil
+	}
+	b := leafLine(n, root, anchor, maxFurnitureLine)
+	if b == nil {
+		return nil
+	}
+	l := lineText(b)
+	if furniture.MatchString(l) {
+		return b
+	}
+	if linkedLabel.MatchString(l) && 2*linkTextLen(b) >= textLen(b) {
+		return b
+	}
+	return nil
+}
+
+// linkTextLen is the non-space text under n's links.
+func linkTextLen(n *html.Node) int {
+	k := 0
+	for c := n; c != nil; {
+		if c.Type == html.ElementNode && c.DataAtom == atom.A {
+			k += textLen(c)
+			c = next(c, n, true)
+			continue
+		}
+		c = next(c, n, false)
+	}
+	return k
 }

@@ -80,3 +80,30 @@ func TestCreditLines(t *testing.T) {
 		}
 	}
 }
+
+// An article's furniture lines go: an affiliate disclosure, a newsletter's
+// sign-off, a line of tag links; a sentence about affiliate links inside
+// a paragraph, and a "Tags:" line that is mostly text, stay.
+func TestFurnitureLines(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction every time you brew.</p>"
+	page := `<html><body><article><h1>Brewing</h1><p><em>This post may contain affiliate links; see my <a href="/d">disclosure policy</a>.</em></p>` + p + p +
+		`<p>Shops pay bloggers through affiliate links, and this post may contain affiliate links too, the author says.</p>` + p +
+		`<p>Thanks for reading Brew Notes! This post is public so feel free to share it.</p>` +
+		`<p>Tags: <a href="/t/coffee">coffee</a>, <a href="/t/brewing">brewing</a>, <a href="/t/kettles">kettles</a></p>` +
+		`<p>Tags: the labels on the jars say which roast is which, so read them before you grind.</p>` + p + `</article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"disclosure policy", "Thanks for reading", "kettles"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("%q kept: %s", gone, got)
+		}
+	}
+	for _, kept := range []string{"Shops pay bloggers", "labels on the jars", "even extraction"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("%q lost: %s", kept, got)
+		}
+	}
+}

@@ -261,6 +261,10 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			}
 			continue
 		}
+		if b := furnitureLine(n, t, root, anchor); b != nil {
+			notices = append(notices, b)
+			continue
+		}
 		if creditStart.MatchString(t) {
 			if b := leafLine(n, root, anchor, maxCreditLine); b != nil && creditLine.MatchString(lineText(b)) {
 				notices = append(notices, b)
@@ -375,10 +379,22 @@ func leafLine(t, root, anchor *html.Node, limit int) *html.Node {
 	if b == nil || b == root || b.Type != html.ElementNode || firstText(b) != t {
 		return nil
 	}
-	if _, ok := shortText(b, limit); !ok || hasBlockChild(b) || isAncestor(b, anchor) {
+	if _, ok := shortText(b, limit); !ok || hasBlockChild(b) || holds(b, anchor) {
 		return nil
 	}
 	return b
+}
+
+// holds reports whether the small block b (at most 32 nodes, as shortText
+// checked) is or holds n: a walk of b, not of n's ancestors, so that deep
+// pages stay linear.
+func holds(b, n *html.Node) bool {
+	for c := b; c != nil; c = next(c, b, false) {
+		if c == n {
+			return true
+		}
+	}
+	return false
 }
 
 // lineText is the lower-case text of a short block, its white space
