@@ -107,3 +107,26 @@ func TestFurnitureLines(t *testing.T) {
 		}
 	}
 }
+
+// A credit in a figure's caption goes too: the caption's own credit
+// element after its text, and a caption holding only the credit in a
+// figure whose picture sits in a wrapper block; the caption's text stays.
+func TestCaptionCredits(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction every time you brew.</p>"
+	page := `<html><body><article><h1>Brewing</h1>` + p +
+		`<figure><div class="img"><img src="a.jpg"></div><figcaption><span class="owner">Credit: Ann Smith</span></figcaption></figure>` + p +
+		`<figure><img src="b.jpg"><figcaption>The kettle on the bench. <span class="credit">Photo by Jo Lee</span></figcaption></figure>` + p + `</article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"Ann Smith", "Jo Lee"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("%q kept: %s", gone, got)
+		}
+	}
+	if !strings.Contains(got, "kettle on the bench") || !strings.Contains(got, "even extraction") {
+		t.Errorf("content lost: %s", got)
+	}
+}

@@ -268,6 +268,8 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 		if creditStart.MatchString(t) {
 			if b := leafLine(n, root, anchor, maxCreditLine); b != nil && creditLine.MatchString(lineText(b)) {
 				notices = append(notices, b)
+			} else if b := captionCredit(n, anchor); b != nil {
+				notices = append(notices, b)
 			}
 			continue
 		}
@@ -368,12 +370,36 @@ var (
 	creditLine  = regexp.MustCompile(`^(?:(?:photo|image|picture)s? ?(?:credits?|courtesy(?: of)?|by|source)|(?:photo|picture)s?:|credits?:|courtesy of) ?:? ?\S`)
 )
 
+// captionCredit returns the inline element of a figure's caption that t (a
+// text node) opens when its whole text is a credit line ("<figcaption>The
+// kettle <span>Credit: Ann Smith</span></figcaption>"), or nil.
+func captionCredit(t, anchor *html.Node) *html.Node {
+	e := t.Parent
+	if e == nil || e.Type != html.ElementNode || isBlock(e.DataAtom) || firstText(e) != t {
+		return nil
+	}
+	in := false
+	for p, i := e, 0; p != nil && i < 4; p, i = p.Parent, i+1 {
+		if p.Type == html.ElementNode && p.DataAtom == atom.Figcaption {
+			in = true
+			break
+		}
+	}
+	if !in || holds(e, anchor) {
+		return nil
+	}
+	if _, ok := shortText(e, maxCreditLine); !ok || !creditLine.MatchString(lineText(e)) {
+		return nil
+	}
+	return e
+}
+
 // leafLine returns the leaf block that t (a text node) opens when its whole
 // text has at most limit non-space bytes and it does not hold the anchor,
 // or nil.
 func leafLine(t, root, anchor *html.Node, limit int) *html.Node {
 	b := t.Parent
-	for b != nil && b != root && b.Type == html.ElementNode && !isBlock(b.DataAtom) {
+	for b != nil && b != root && b.Type == html.ElementNode && !isBlock(b.DataAtom) && b.DataAtom != atom.Figcaption {
 		b = b.Parent
 	}
 	if b == nil || b == root || b.Type != html.ElementNode || firstText(b) != t {
