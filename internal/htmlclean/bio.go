@@ -142,3 +142,41 @@ func linkTextLen(n *html.Node) int {
 	}
 	return k
 }
+
+// bylineLabels are the whole texts of the label blocks over an article's
+// author or reviewer ("Written by" on a line of its own, the name on the
+// next); lineLabels those of other lone labels of an article's furniture
+// ("Share", "Tags"). A block holding only one goes, and a byline label's
+// name block after it.
+var (
+	bylineLabels = map[string]bool{"written by": true, "written by:": true, "author": true, "author:": true,
+		"authors": true, "reviewed by": true, "reviewed by:": true, "medically reviewed by": true,
+		"fact checked by": true, "fact-checked by": true, "edited by": true, "edited by:": true}
+	lineLabels = map[string]bool{"share": true, "share:": true, "tags": true, "tags:": true, "published": true,
+		"published:": true, "last updated": true, "last updated:": true, "updated": true, "updated:": true}
+)
+
+// maxNameLine bounds the text of an author's name block after a byline
+// label.
+const maxNameLine = 40
+
+// nameAfter returns the leaf block after the label block b when it holds
+// only a name (at most five words, 40 bytes), or nil.
+func nameAfter(b, anchor *html.Node) *html.Node {
+	s := b.NextSibling
+	for s != nil && (s.Type == html.TextNode && strings.TrimSpace(s.Data) == "" || s.Type == html.CommentNode) {
+		s = s.NextSibling
+	}
+	if s == nil || s.Type != html.ElementNode || !isBlock(s.DataAtom) || hasBlockChild(s) {
+		return nil
+	}
+	raw, ok := shortText(s, maxNameLine)
+	if !ok || holds(s, anchor) {
+		return nil
+	}
+	f := strings.Fields(raw)
+	if len(f) == 0 || len(f) > 5 {
+		return nil
+	}
+	return s
+}

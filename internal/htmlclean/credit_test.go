@@ -130,3 +130,29 @@ func TestCaptionCredits(t *testing.T) {
 		t.Errorf("content lost: %s", got)
 	}
 }
+
+// A lone byline label ("Written by" on a line of its own) goes with the
+// name block after it; lone furniture labels ("Share", "Tags") go; a "by"
+// line stays (card lists repeat it with their authors), and so does a long
+// block after a label.
+func TestLoneLabels(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction every time you brew.</p>"
+	page := `<html><body><article><h1>Brewing</h1><div class="meta"><div>Written by</div> <div><a href="/a">Ann Smith</a></div></div>` + p + p +
+		`<div><div>Reviewed by</div><div>Grind size matters more than the kettle, and the scale matters more than both, in every brew.</div></div>` + p +
+		`<div><div>Share</div></div><div><div>by</div><div>Jo Lee</div></div>` + p + `</article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"Written", "Ann Smith", "Reviewed", "Share"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("%q kept: %s", gone, got)
+		}
+	}
+	for _, kept := range []string{"Grind size matters", "Jo Lee", "even extraction"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("%q lost: %s", kept, got)
+		}
+	}
+}

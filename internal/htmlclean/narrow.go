@@ -255,6 +255,19 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			}
 			continue
 		}
+		if bylineLabels[t] || lineLabels[t] {
+			// A label alone on its line; else, below, a byline that
+			// goes on with the name.
+			if b := leafLine(n, root, anchor, 24); b != nil && (bylineLabels[lineText(b)] || lineLabels[lineText(b)]) {
+				notices = append(notices, b)
+				if bylineLabels[lineText(b)] {
+					if name := nameAfter(b, anchor); name != nil {
+						notices = append(notices, name)
+					}
+				}
+				continue
+			}
+		}
 		if strings.HasPrefix(t, "written by") {
 			if b := leafLine(n, root, anchor, maxBylineLine); b != nil && bylineLine.MatchString(lineText(b)) {
 				notices = append(notices, b)
