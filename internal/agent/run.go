@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -189,10 +190,11 @@ func (r *Runner) watchCancel(ctx context.Context, stop context.CancelFunc, id st
 // an unknown one by the generic message naming an error id under which err
 // is logged here.
 func (r *Runner) shownModelError(ctx context.Context, runID string, err error) string {
+	var status *llm.StatusError
 	switch {
 	case errors.Is(err, llm.ErrTimeout):
 		return "it did not answer in time."
-	case errors.Is(err, llm.ErrUnavailable) && strings.HasPrefix(err.Error(), llm.ErrUnavailable.Error()+": HTTP 429:"):
+	case errors.As(err, &status) && status.Code == http.StatusTooManyRequests:
 		return "its provider is rate limiting this server (HTTP 429 Too Many Requests); retry later."
 	}
 	return r.shown(ctx, runID, err)

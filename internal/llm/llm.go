@@ -517,12 +517,22 @@ func (c *Client) post(ctx context.Context, payload []byte) ([]byte, time.Duratio
 	}
 	switch {
 	case hresp.StatusCode == http.StatusTooManyRequests || hresp.StatusCode >= 500:
-		return nil, retryAfter(hresp.Header.Get("Retry-After")), fmt.Errorf("%w: HTTP %d: %s", ErrUnavailable, hresp.StatusCode, truncate(string(b), 200))
+		return nil, retryAfter(hresp.Header.Get("Retry-After")), fmt.Errorf("%w: %w", ErrUnavailable, &StatusError{Code: hresp.StatusCode, Body: truncate(string(b), 200)})
 	case hresp.StatusCode != http.StatusOK:
-		return nil, 0, fmt.Errorf("%w: HTTP %d: %s", ErrRejected, hresp.StatusCode, truncate(string(b), 500))
+		return nil, 0, fmt.Errorf("%w: %w", ErrRejected, &StatusError{Code: hresp.StatusCode, Body: truncate(string(b), 500)})
 	}
 	return b, 0, nil
 }
+
+// StatusError is an endpoint's answer other than 200, wrapped in
+// ErrUnavailable (429, 5xx) or ErrRejected (other codes); callers read
+// the code with errors.As.
+type StatusError struct {
+	Code int    // the HTTP status
+	Body string // the start of the answer's body
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.Code, e.Body) }
 
 // parseChatAnswer reads a chat completion's text answer.
 func parseChatAnswer(b []byte) (*Response, error) {

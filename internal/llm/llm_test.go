@@ -290,6 +290,10 @@ func TestRetriesExhausted(t *testing.T) {
 	if n := len(s.requests()); n != 3 {
 		t.Errorf("%d requests, want 3", n)
 	}
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != 500 {
+		t.Errorf("status of the last answer: %v", err)
+	}
 }
 
 func TestConnectionErrorIsRetriedThenUnavailable(t *testing.T) {
@@ -310,6 +314,10 @@ func TestClientErrorIsNotRetried(t *testing.T) {
 	_, err := c.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}})
 	if !errors.Is(err, ErrRejected) || len(s.requests()) != 1 {
 		t.Fatalf("err = %v after %d requests", err, len(s.requests()))
+	}
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != http.StatusBadRequest {
+		t.Errorf("status: %v", err)
 	}
 }
 
