@@ -146,14 +146,19 @@ func linkTextLen(n *html.Node) int {
 // bylineLabels are the whole texts of the label blocks over an article's
 // author or reviewer ("Written by" on a line of its own, the name on the
 // next); lineLabels those of other lone labels of an article's furniture
-// ("Share", "Tags"). A block holding only one goes, and a byline label's
+// ("Share", "Tags", a table of contents' "Table of contents"). A block holding only one goes, and a byline label's
 // name block after it.
 var (
 	bylineLabels = map[string]bool{"written by": true, "written by:": true, "author": true, "author:": true,
 		"authors": true, "reviewed by": true, "reviewed by:": true, "medically reviewed by": true,
 		"fact checked by": true, "fact-checked by": true, "edited by": true, "edited by:": true}
 	lineLabels = map[string]bool{"share": true, "share:": true, "tags": true, "tags:": true, "published": true,
-		"published:": true, "last updated": true, "last updated:": true, "updated": true, "updated:": true}
+		"published:": true, "last updated": true, "last updated:": true, "updated": true, "updated:": true,
+		// a table of contents' toggle, its list gone by link density
+		"table of contents": true, "table of contents:": true, "in this article": true, "in this article:": true,
+		"on this page": true, "on this page:": true, "in this post": true,
+		// the small print under a sign-up button
+		"no credit card required": true, "no credit card required.": true}
 )
 
 // maxNameLine bounds the text of an author's name block after a byline

@@ -156,3 +156,26 @@ func TestLoneLabels(t *testing.T) {
 		}
 	}
 }
+
+// A table of contents' lone label ("Table of contents" on a toggle) goes,
+// and so does "No credit card required" under a button; a boilerplate
+// heading of the same words still removes the section it opens.
+func TestContentsLabels(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction every time you brew.</p>"
+	page := `<html><body><article><h1>Brewing</h1><div class="bar"><div>Table of contents</div></div>` + p + p + p +
+		`<div><p>No credit card required.</p></div>` + p +
+		`<h2>Tags</h2><p>Kettles, scales and the long argument about water temperature, all filed here.</p></article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"Table of contents", "credit card", "Tags", "long argument"} {
+		if strings.Contains(got, gone) {
+			t.Errorf("%q kept: %s", gone, got)
+		}
+	}
+	if !strings.Contains(got, "even extraction") {
+		t.Errorf("content lost: %s", got)
+	}
+}

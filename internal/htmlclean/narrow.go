@@ -258,7 +258,10 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 		if bylineLabels[t] || lineLabels[t] {
 			// A label alone on its line; else, below, a byline that
 			// goes on with the name.
-			if b := leafLine(n, root, anchor, 24); b != nil && (bylineLabels[lineText(b)] || lineLabels[lineText(b)]) {
+			// A boilerplate heading is left to the boilerplate
+			// sections, which remove what it opens too ("Tags",
+			// "Table of contents").
+			if b := leafLine(n, root, anchor, 24); b != nil && !(isHeading(b.DataAtom) && isBoilerplateHeading(lineText(b))) && (bylineLabels[lineText(b)] || lineLabels[lineText(b)]) {
 				notices = append(notices, b)
 				if bylineLabels[lineText(b)] {
 					if name := nameAfter(b, anchor); name != nil {
