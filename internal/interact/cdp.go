@@ -68,6 +68,12 @@ func (m *Manager) ServeCDP(w http.ResponseWriter, r *http.Request, id, token str
 	return m.serveCDP(w, r, l)
 }
 
+// Answers of CDPHandler.
+const (
+	cdpNotFound = "Browser session not found." // as the API says it
+	cdpBusy     = "The session has the most DevTools connections it may (%d)."
+)
+
 // CDPHandler returns a handler that serves a DevTools connection confined
 // to session id of teamID, as cdpUrl does, without a token: for code this
 // process runs on the session's behalf (a sandboxed runner bridged to a
@@ -78,18 +84,20 @@ func (m *Manager) CDPHandler(teamID, id string) http.Handler {
 		m.mu.Lock()
 		l := m.live[id]
 		m.mu.Unlock()
+		// The texts are the program's, written for it: no package
+		// prefixes, no causes (serveCDP logs those).
 		if l == nil || l.rec.TeamID != teamID {
-			http.Error(w, ErrNotFound.Error(), http.StatusNotFound)
+			http.Error(w, cdpNotFound, http.StatusNotFound)
 			return
 		}
 		var ue *Error
 		switch err := m.serveCDP(w, r, l); {
 		case errors.Is(err, ErrCDPBusy):
-			http.Error(w, err.Error(), http.StatusTooManyRequests)
+			http.Error(w, fmt.Sprintf(cdpBusy, MaxCDPConns), http.StatusTooManyRequests)
 		case errors.As(err, &ue):
 			http.Error(w, ue.Msg, http.StatusBadGateway)
 		case err != nil:
-			http.Error(w, err.Error(), http.StatusNotFound)
+			http.Error(w, cdpNotFound, http.StatusNotFound)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -524,6 +525,13 @@ func TestCDPConnectionCap(t *testing.T) {
 	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("connection %d: %v %v, want 429", MaxCDPConns+1, err, resp)
 	}
+	// CDPHandler (a sandboxed program's DevTools) is over the cap too,
+	// and says so in its own words.
+	own := httptest.NewServer(m.CDPHandler(team, rec.ID))
+	t.Cleanup(own.Close)
+	if code, body := getText(t, own.URL); code != http.StatusTooManyRequests || body != fmt.Sprintf(cdpBusy, MaxCDPConns) {
+		t.Errorf("CDPHandler over the cap: %d %q", code, body)
+	}
 	// CDPHandler serves the team's session, not another team's.
 	h := httptest.NewServer(m.CDPHandler(otherTeam, rec.ID))
 	t.Cleanup(h.Close)
@@ -531,6 +539,25 @@ func TestCDPConnectionCap(t *testing.T) {
 	if err == nil || resp == nil || resp.StatusCode != http.StatusNotFound {
 		t.Errorf("CDPHandler for another team: %v %v, want 404", err, resp)
 	}
+	if code, body := getText(t, h.URL); code != http.StatusNotFound || body != cdpNotFound {
+		t.Errorf("CDPHandler for another team: %d %q", code, body)
+	}
+}
+
+// getText GETs u and returns the status and the body without its final
+// newline.
+func getText(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, strings.TrimSuffix(string(b), "\n")
 }
 
 var _ = browser.ErrNoDevTools
