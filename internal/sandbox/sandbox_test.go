@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -398,10 +399,15 @@ func startChrome(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A group of its own: its renderer, GPU and network processes write
+	// into dir too, and must be gone before the TempDir cleanup removes
+	// it (killing only the browser process left them writing, and the
+	// removal failed with "directory not empty").
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); _ = cmd.Wait() })
 	// Chrome prints "DevTools listening on ws://127.0.0.1:PORT/..." once
 	// it listens.
 	found := make(chan string, 1)
