@@ -9,11 +9,16 @@
 // A fifth of the domains (by hash) is held out: develop on the "dev" rows,
 // report both. Usage:
 //
-//	go run ./cmd/evalextract -corpus ../shared/corpus/wcxb-dev [-worst 20] [-worst-heldout] [-dump DIR] [-scores FILE] [-type T] [-structure=false]
+//	go run ./cmd/evalextract -corpus ../shared/corpus/wcxb-dev [-worst 20] [-worst-heldout] [-dump DIR] [-scores FILE] [-type T] [-structure=false] [-bounds]
 //
 // With -structure (the default) it also scores the markdown's structure
 // against main_content_markdown: headings with their levels, list items and
 // their depth, table rows and cells, fenced code, links with their targets.
+//
+// With -bounds it also prints what the corpus allows: per type, the word
+// F1 of the best choice of blocks from each page's whole markdown (an
+// oracle that knows the reference), how much of each reference the page
+// holds at all, and the pages whose reference is empty or mostly absent.
 //
 // The same figures for reference libraries, side by side, come from the
 // separate module in cmd/evalextract/refs, which keeps them out of the
@@ -38,15 +43,16 @@ func main() {
 	dump := flag.String("dump", "", "write each page's markdown to DIR/ID.md")
 	only := flag.String("type", "", "evaluate only pages of this type")
 	structure := flag.Bool("structure", true, "score the markdown structure against main_content_markdown")
+	bounds := flag.Bool("bounds", false, "also score the best possible choice of blocks from each page's whole markdown (an oracle that knows the reference), and how much of each reference the page holds at all")
 	scores := flag.String("scores", "", "write one line per page (id, type, half, F1, P, R, with found, without present) to FILE, to compare two runs page by page")
 	flag.Parse()
-	if err := run(*corpus, *worst, *worstHeld, *dump, *only, *scores, *structure); err != nil {
+	if err := run(*corpus, *worst, *worstHeld, *dump, *only, *scores, *structure, *bounds); err != nil {
 		fmt.Fprintln(os.Stderr, "evalextract:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, worst int, worstHeld bool, dump, only, scores string, structure bool) error {
+func run(dir string, worst int, worstHeld bool, dump, only, scores string, structure, bounds bool) error {
 	pages, err := extracteval.LoadCorpus(dir)
 	if err != nil {
 		return err
@@ -84,6 +90,15 @@ func run(dir string, worst int, worstHeld bool, dump, only, scores string, struc
 		sys := []extracteval.StructureSystem{{Name: "firegate", Markdown: mds}}
 		extracteval.WriteStructure(w, "markdown structure, dev", pages, sys, extracteval.Dev)
 		extracteval.WriteStructure(w, "markdown structure, held-out", pages, sys, extracteval.Held)
+	}
+	if bounds {
+		bs, err := extracteval.Bounds(ctx, pages)
+		if err != nil {
+			return err
+		}
+		extracteval.WriteBounds(w, "bounds, dev", rs, bs, extracteval.Dev)
+		extracteval.WriteBounds(w, "bounds, held-out", rs, bs, extracteval.Held)
+		extracteval.WriteBounds(w, "bounds, all pages", rs, bs, extracteval.All)
 	}
 	switch {
 	case worst > 0 && worstHeld:
