@@ -311,6 +311,12 @@ func mainContent(root *html.Node, pk pageKind) {
 	}
 	removals, remaining := prune(root, anchor, grid, protected, cards, lds, pk, false)
 	if nearEmpty(remaining, total) {
+		// A page's modal windows (its privacy policy and terms, opened
+		// from the footer) can hold far more text than the page shows:
+		// they do not count.
+		total = max(total-dialogText(root), 0)
+	}
+	if nearEmpty(remaining, total) {
 		// The class words removed (almost) everything: some sites mark
 		// their content with words that usually mean boilerplate. Prune
 		// again by tags, roles and link density only.
@@ -591,6 +597,29 @@ func isChrome(n *html.Node) bool {
 		}
 	}
 	return false
+}
+
+// isDialog reports a dialog (a modal window) by tag, role or aria-modal.
+func isDialog(n *html.Node) bool {
+	if n.DataAtom == atom.Dialog || attrIs(n, "aria-modal", "true") {
+		return true
+	}
+	return attrIs(n, "role", "dialog") || attrIs(n, "role", "alertdialog")
+}
+
+// dialogText is the text of root's dialogs, which are not shown with the
+// page.
+func dialogText(root *html.Node) int {
+	t := 0
+	for n := root; n != nil; {
+		if n.Type == html.ElementNode && n != root && isDialog(n) {
+			t += textLen(n)
+			n = next(n, root, true)
+			continue
+		}
+		n = next(n, root, false)
+	}
+	return t
 }
 
 // isTabPanel reports a panel of a tab set or a collapsed section (an

@@ -78,7 +78,7 @@ func removeChrome(root *html.Node, protected map[*html.Node]bool) {
 	for _, n := range chrome {
 		gone += textLen(n)
 	}
-	if nearEmpty(total-gone, total) {
+	if nearEmpty(total-gone, total-dialogText(root)) {
 		return // the page is all chrome: keep it
 	}
 	for _, n := range chrome {
