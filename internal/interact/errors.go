@@ -7,36 +7,14 @@ import (
 
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/kinderr"
 )
 
 // Error is a failure of the browser (or sandbox) behind a session: Kind is
 // ErrUnavailable or ErrReplay. Its text, for logs, ends with Cause, which
 // may name the DevTools address, file paths and Go packages; a client is
-// shown Msg only, which says what failed in its terms.
-type Error struct {
-	Kind  error
-	Msg   string
-	Cause error
-}
-
-func (e *Error) Error() string {
-	s := e.Kind.Error() + ": " + e.Msg
-	if e.Cause != nil {
-		s += ": " + e.Cause.Error()
-	}
-	return s
-}
-
-// Unwrap gives Kind and Cause.
-func (e *Error) Unwrap() []error {
-	if e.Cause == nil {
-		return []error{e.Kind}
-	}
-	return []error{e.Kind, e.Cause}
-}
-
-// ClientMessage is Msg: what the API shows.
-func (e *Error) ClientMessage() string { return e.Msg }
+// shown Msg only (ClientMessage), which says what failed in its terms.
+type Error = kinderr.Error
 
 // unavailable is an ErrUnavailable failure told as msg, caused by err.
 func unavailable(msg string, err error) error {

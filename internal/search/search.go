@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/firegate/firegate/internal/kinderr"
 )
 
 // Errors of a search. The API maps them to statuses and codes.
@@ -31,31 +33,9 @@ var (
 
 // Error is a failure of the engine (Kind is ErrEngine or ErrTimeout). Its
 // text, for logs, ends with Cause, which may name the engine's host and
-// address; a client is shown Msg only, which says what failed in its terms.
-type Error struct {
-	Kind  error
-	Msg   string
-	Cause error // nil when Msg says it all
-}
-
-func (e *Error) Error() string {
-	s := e.Kind.Error() + ": " + e.Msg
-	if e.Cause != nil {
-		s += ": " + e.Cause.Error()
-	}
-	return s
-}
-
-// Unwrap gives Kind and Cause.
-func (e *Error) Unwrap() []error {
-	if e.Cause == nil {
-		return []error{e.Kind}
-	}
-	return []error{e.Kind, e.Cause}
-}
-
-// ClientMessage is Msg: what the API shows.
-func (e *Error) ClientMessage() string { return e.Msg }
+// address; a client is shown Msg only (ClientMessage), which says what
+// failed in its terms.
+type Error = kinderr.Error
 
 // Source names: what kind of results a query asks for.
 const (
