@@ -168,7 +168,8 @@ type Config struct {
 	NodeModules string
 	// Init is the binary that calls RunInitIfRequested; "" = this one.
 	Init string
-	// TempDir holds the runs' directories; "" = os.TempDir().
+	// TempDir holds the runs' directories; "" = os.TempDir(). New removes
+	// those a crashed server left there (see removeStale).
 	TempDir string
 	Log     *slog.Logger
 }
@@ -182,8 +183,9 @@ type Sandbox struct {
 	cfg      Config
 	bwrap    string
 	init     string
-	base     string // directory of the runs' directories
-	uid, gid int    // host ids the sandbox runs as; -1 = the server's
+	base     string   // directory of the runs' directories
+	uid, gid int      // host ids the sandbox runs as; -1 = the server's
+	owner    *os.File // ownerLock in base, locked while the Sandbox is open
 	log      *slog.Logger
 }
 
@@ -231,20 +233,27 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	if s.base, err = os.MkdirTemp(tmp, "firegate-sandbox-"); err != nil {
+	if s.base, err = os.MkdirTemp(tmp, dirPrefix); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
+	if s.owner, err = claim(s.base); err != nil {
+		_ = os.RemoveAll(s.base)
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	// Those a crashed server left.
+	removeStale(tmp, s.base, s.log)
 	// The runs' directories are reached by the sandbox's user.
 	if err := os.Chmod(s.base, 0o711); err != nil {
+		_ = s.Close()
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if s.init, err = placeInit(s.init, s.base); err != nil {
-		_ = os.RemoveAll(s.base)
+		_ = s.Close()
 		return nil, fmt.Errorf("%w: place the sandbox init: %v", ErrUnavailable, err)
 	}
 	for _, l := range cfg.Runtimes {
 		if err := s.check(ctx, l); err != nil {
-			_ = os.RemoveAll(s.base)
+			_ = s.Close()
 			return nil, err
 		}
 	}
@@ -281,8 +290,14 @@ func (s *Sandbox) Enabled(lang string) bool { return s != nil && slices.Contains
 // Prelude reports whether node programs get page, browser and context.
 func (s *Sandbox) Prelude() bool { return s.cfg.NodeModules != "" }
 
-// Close removes the runs' directory.
-func (s *Sandbox) Close() error { return os.RemoveAll(s.base) }
+// Close removes the runs' directory, then lets its lock go.
+func (s *Sandbox) Close() error {
+	err := os.RemoveAll(s.base)
+	if s.owner != nil {
+		_ = s.owner.Close()
+	}
+	return err
+}
 
 // Fixed paths inside the sandbox.
 const (

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	RunInitIfRequested() // the sandbox's init is this binary
+	if dir := os.Getenv(holdEnv); dir != "" {
+		holdSandbox(dir)
+	}
 	code := m.Run()
 	if shared != nil {
 		_ = shared.Close()
