@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/firegate/firegate/internal/exprlimit"
 	"github.com/firegate/firegate/internal/urlnorm"
 )
 
@@ -278,23 +279,17 @@ type patterns struct {
 	fullURL          bool
 }
 
-// compilePatterns compiles include and exclude; a bad one yields a
-// *PatternError.
+// compilePatterns compiles include and exclude within exprlimit's bounds;
+// a bad one yields a *PatternError.
 func compilePatterns(include, exclude []string, fullURL bool) (patterns, error) {
 	p := patterns{fullURL: fullURL}
-	for _, s := range include {
-		re, err := regexp.Compile(s)
-		if err != nil {
-			return patterns{}, &PatternError{Field: "includePaths", Pattern: s, Err: err}
-		}
-		p.include = append(p.include, re)
+	var i int
+	var err error
+	if p.include, i, err = exprlimit.Regexps(include); err != nil {
+		return patterns{}, &PatternError{Field: "includePaths", Pattern: include[i], Err: err}
 	}
-	for _, s := range exclude {
-		re, err := regexp.Compile(s)
-		if err != nil {
-			return patterns{}, &PatternError{Field: "excludePaths", Pattern: s, Err: err}
-		}
-		p.exclude = append(p.exclude, re)
+	if p.exclude, i, err = exprlimit.Regexps(exclude); err != nil {
+		return patterns{}, &PatternError{Field: "excludePaths", Pattern: exclude[i], Err: err}
 	}
 	return p, nil
 }

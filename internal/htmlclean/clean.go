@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/andybalholm/cascadia"
+	"github.com/firegate/firegate/internal/exprlimit"
 	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -79,7 +80,7 @@ func compile(sels []string) ([]cascadia.SelectorGroup, error) {
 		if s == "" {
 			continue
 		}
-		g, err := cascadia.ParseGroup(s)
+		g, err := exprlimit.Selector(s)
 		if err != nil {
 			return nil, fmt.Errorf("invalid selector %q: %w", s, err)
 		}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"regexp"
 	"slices"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/exprlimit"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/scrape"
@@ -167,7 +167,8 @@ func (v *validator) positiveMs(path []any, m jsonObject, key string) time.Durati
 }
 
 // pathPatterns reads an optional array of regular expressions; one that
-// does not compile fails with the compiler's message as the error text.
+// does not compile fails with the compiler's message as the error text,
+// one past exprlimit's bounds with the bound it passes.
 func (v *validator) pathPatterns(path []any, m jsonObject, key string) []string {
 	if !present(m, key) {
 		return nil
@@ -177,10 +178,8 @@ func (v *validator) pathPatterns(path []any, m jsonObject, key string) []string 
 	if !ok {
 		return nil
 	}
-	for i, s := range list {
-		if _, err := regexp.Compile(s); err != nil {
-			v.addCustom(at(p, i), codeInvalidString, "Invalid regular expression in "+key+": "+err.Error())
-		}
+	if _, i, err := exprlimit.Regexps(list); err != nil {
+		v.addCustom(at(p, i), codeInvalidString, "Invalid regular expression in "+key+": "+err.Error())
 	}
 	return list
 }

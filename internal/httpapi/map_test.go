@@ -200,6 +200,8 @@ func TestMapValidation(t *testing.T) {
 		{"bool type", `{"url":"https://example.com","ignoreRobotsTxt":"yes"}`, "BAD_REQUEST", msgBadRequest, []any{"ignoreRobotsTxt"}},
 		{"bad regex", `{"url":"https://example.com","includePaths":["(a"]}`, "BAD_REQUEST",
 			"Invalid regular expression in includePaths: error parsing regexp: missing closing ): `(a`", []any{"includePaths", 0}},
+		{"regex longer than 4096", `{"url":"https://example.com","excludePaths":["^/a","` + strings.Repeat("a|", 2500) + `"]}`, "BAD_REQUEST",
+			"Invalid regular expression in excludePaths: the regular expression is longer than 4096 characters", []any{"excludePaths", 1}},
 		{"depth negative", `{"url":"https://example.com","maxDiscoveryDepth":-1}`, "BAD_REQUEST", msgBadRequest, []any{"maxDiscoveryDepth"}},
 		{"delay too long", `{"url":"https://example.com","delay":61}`, "BAD_REQUEST", msgMapDelay, []any{"delay"}},
 		{"delay zero", `{"url":"https://example.com","delay":0}`, "BAD_REQUEST", msgBadRequest, []any{"delay"}},

@@ -400,8 +400,8 @@ func (v *validator) selectorList(path []any, m jsonObject, key string) []string 
 		if !ok {
 			continue
 		}
-		if !validSelector(s) {
-			v.add(at(p, i), codeInvalidString, msgInvalidSelector)
+		if msg := selectorProblem(s); msg != "" {
+			v.add(at(p, i), codeInvalidString, msg)
 			continue
 		}
 		out = append(out, s)

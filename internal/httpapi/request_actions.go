@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/firegate/firegate/internal/exprlimit"
 	"github.com/firegate/firegate/internal/scrape"
 )
 
@@ -103,11 +104,13 @@ func (v *validator) action(path []any, raw json.RawMessage) (scrape.Action, bool
 			a.Milliseconds = int(ms)
 		} else {
 			a.Selector, _ = v.reqString(path, m, "selector", 1, math.MaxInt)
+			v.browserSelector(path, a.Selector)
 		}
 	case "screenshot":
 		a.FullPage, a.Quality, a.Viewport = v.screenshotFields(path, m)
 	case "click":
 		a.Selector, _ = v.reqString(path, m, "selector", 0, math.MaxInt)
+		v.browserSelector(path, a.Selector)
 		a.All = v.optBool(path, m, "all", false)
 	case "write":
 		a.Text, _ = v.reqString(path, m, "text", 0, math.MaxInt)
@@ -116,6 +119,7 @@ func (v *validator) action(path []any, raw json.RawMessage) (scrape.Action, bool
 	case "scroll":
 		a.Direction = v.optEnum(path, m, "direction", "down", "up", "down")
 		a.Selector, _ = v.optString(path, m, "selector")
+		v.browserSelector(path, a.Selector)
 	case "executeJavascript":
 		a.Script, _ = v.reqString(path, m, "script", 0, math.MaxInt)
 	case "pdf":
@@ -135,4 +139,14 @@ func (v *validator) action(path []any, raw json.RawMessage) (scrape.Action, bool
 		}
 	}
 	return a, len(v.details) == n
+}
+
+// browserSelector checks the bounds of an action's selector (its length,
+// its nesting): the browser parses it, with its own dialect, so it is not
+// parsed here, but no request may hand the browser's parser a selector of
+// megabytes nested a million deep.
+func (v *validator) browserSelector(path []any, sel string) {
+	if err := exprlimit.CheckSelector(sel); err != nil {
+		v.add(at(path, "selector"), codeInvalidString, msgInvalidSelector+": "+err.Error())
+	}
 }

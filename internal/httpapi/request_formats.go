@@ -5,8 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/andybalholm/cascadia"
-
 	"github.com/firegate/firegate/internal/scrape"
 )
 
@@ -235,8 +233,8 @@ func (v *validator) attributeSelectors(path []any, m jsonObject) []scrape.Attrib
 		sel, sok := v.reqString(ip, sm, "selector", 1, math.MaxInt)
 		attr, aok := v.reqString(ip, sm, "attribute", 1, math.MaxInt)
 		if sok {
-			if _, err := cascadia.Compile(sel); err != nil {
-				v.add(at(ip, "selector"), codeInvalidString, msgInvalidSelector)
+			if msg := selectorProblem(sel); msg != "" {
+				v.add(at(ip, "selector"), codeInvalidString, msg)
 				sok = false
 			}
 		}

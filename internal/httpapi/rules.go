@@ -1,13 +1,14 @@
 package httpapi
 
 import (
+	"errors"
 	"net"
 	"net/url"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/andybalholm/cascadia"
+	"github.com/firegate/firegate/internal/exprlimit"
 )
 
 // normalizeURL applies the contract's URL rules: a scheme-less string gets
@@ -84,13 +85,28 @@ func validHost(host string) bool {
 	return true
 }
 
-// validSelector reports whether s compiles as a CSS selector group.
-func validSelector(s string) bool {
+// selectorProblem returns why s is refused as a CSS selector group ("" when
+// it is accepted): msgInvalidSelector when it does not parse, with the
+// reason when it is out of exprlimit's bounds.
+func selectorProblem(s string) string {
 	if strings.TrimSpace(s) == "" {
-		return false
+		return msgInvalidSelector
 	}
-	_, err := cascadia.ParseGroup(s)
-	return err == nil
+	return boundsProblem(exprlimit.Selector(s))
+}
+
+// boundsProblem turns an exprlimit selector result into selectorProblem's
+// answer.
+func boundsProblem[T any](_ T, err error) string {
+	var e *exprlimit.Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &e):
+		return msgInvalidSelector + ": " + e.Reason
+	default:
+		return msgInvalidSelector
+	}
 }
 
 // countryCodes lists ISO 3166-1 alpha-2 codes (plus XK, Kosovo, which proxy

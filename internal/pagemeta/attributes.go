@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/andybalholm/cascadia"
+	"github.com/firegate/firegate/internal/exprlimit"
 	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 )
@@ -30,7 +31,7 @@ type AttributeValues struct {
 func Attributes(doc *html.Node, sels []AttributeSelector) ([]AttributeValues, error) {
 	out := make([]AttributeValues, 0, len(sels))
 	for _, s := range sels {
-		sel, err := cascadia.ParseGroup(s.Selector)
+		sel, err := exprlimit.Selector(s.Selector)
 		if err != nil {
 			return nil, fmt.Errorf("pagemeta: selector %q: %w", s.Selector, err)
 		}

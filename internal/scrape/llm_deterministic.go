@@ -18,6 +18,7 @@ import (
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/cache"
+	"github.com/firegate/firegate/internal/exprlimit"
 	"github.com/firegate/firegate/internal/llm"
 )
 
@@ -103,7 +104,7 @@ func parseRecipe(raw []byte) (*recipe, error) {
 			if m := slowPseudo.FindString(rule.Selector); m != "" {
 				return fmt.Errorf("the selector %q at %s uses %s: use ids, classes, attributes and structure only", rule.Selector, p, m)
 			}
-			sel, err := cascadia.ParseGroup(rule.Selector)
+			sel, err := exprlimit.Selector(rule.Selector)
 			if err != nil {
 				return fmt.Errorf("the selector %q at %s is not valid CSS: %v", rule.Selector, p, err)
 			}
