@@ -36,12 +36,23 @@ var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductG
 // detectKind reads doc's structured data for the kind of page: og:type
 // product, or one to maxProductObjects schema.org Product objects (JSON-LD,
 // else microdata), make a product page; og:type product.group, or more
-// products, a collection of them.
+// products, a collection of them. A page without markup whose one buy
+// button ("Add to cart", perhaps with a copy in a sticky bar) is there is a
+// product page too.
 func detectKind(doc *html.Node, u *url.URL) pageKind {
 	products, og, group, micro, forum, qa := 0, false, false, 0, false, false
+	var carts []*html.Node
 	for n := doc; n != nil; {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
+			case atom.Button:
+				if isAddToCart(textOf(n)) {
+					carts = append(carts, n)
+				}
+			case atom.Input:
+				if v, _ := htmlattr.Lookup(n, "value"); isAddToCart(v) {
+					carts = append(carts, n)
+				}
 			case atom.Script:
 				if t, _ := htmlattr.Lookup(n, "type"); strings.Contains(strings.ToLower(t), "ld+json") && n.FirstChild != nil {
 					products += len(ldProductType.FindAllStringIndex(n.FirstChild.Data, -1))
@@ -93,8 +104,33 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 		return kindProduct
 	case qa:
 		return kindQA
+	case !forum && (len(carts) == 1 || len(carts) == 2 && !alikeCards(carts[0], carts[1])):
+		return kindProduct
 	}
 	return kindUnknown
+}
+
+// alikeCards reports two elements inside alike siblings (same tag and
+// first class): the cards of a short collection, each with its buy button,
+// not a product page's button and its copy in a sticky bar.
+func alikeCards(a, b *html.Node) bool {
+	for x := a; x != nil && x.Parent != nil; x = x.Parent {
+		for y := b; y != nil && y.Parent != nil; y = y.Parent {
+			if x.Parent == y.Parent {
+				return x != y && strings.Contains(signature(x), ".") && signature(x) == signature(y)
+			}
+		}
+	}
+	return false
+}
+
+// isAddToCart reports the text of a shop's buy button.
+func isAddToCart(t string) bool {
+	switch strings.ToLower(strings.Join(strings.Fields(t), " ")) {
+	case "add to cart", "add to bag", "add to basket", "add to trolley":
+		return true
+	}
+	return false
 }
 
 // threadURL reports an address whose path has a segment naming a

@@ -3,6 +3,8 @@ package htmlclean
 import (
 	"strings"
 	"testing"
+
+	"golang.org/x/net/html"
 )
 
 // A page's modal windows (its privacy policy and terms, opened from the
@@ -27,5 +29,38 @@ func TestModalTextNotShown(t *testing.T) {
 		if strings.Contains(got, d) {
 			t.Errorf("kept %q: %.300s", d, got)
 		}
+	}
+}
+
+// A page without product markup whose buy button ("Add to cart") is its
+// only one, or has one copy (a sticky bar), is a product page: its
+// reviews go like those of marked-up product pages. Two buy buttons in
+// alike cards are a short collection's.
+func TestBuyButtonMakesProduct(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]pageKind{
+		`<form><button type="submit"> Add to Cart </button></form>`:                                                                                               kindProduct,
+		`<form><input type="submit" value="Add to basket"></form><div class="sticky"><button>Add to cart</button></div>`:                                          kindProduct,
+		`<div class="tile"><a href="/p/1">Dark</a><button>Add to cart</button></div><div class="tile"><a href="/p/2">Light</a><button>Add to cart</button></div>`: kindUnknown,
+		`<button>Add to cart</button><button>Add to cart</button><button>Add to cart</button>`:                                                                    kindUnknown,
+		`<button>Add to cart and more</button>`:                                                                                                                   kindUnknown,
+	} {
+		doc, err := html.Parse(strings.NewReader(`<html><body>` + body + `</body></html>`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := detectKind(doc, nil); got != want {
+			t.Errorf("%s: kind %d, want %d", body, got, want)
+		}
+	}
+	desc := `<p>A tumbler made of stainless steel, with double-wall vacuum insulation to keep your coffee hot, and a lid that slides shut.</p>`
+	page := `<html><body><main><h1>Tumbler</h1>` + desc + desc + `<form><button>Add to cart</button></form>
+<div class="reviews-widget"><h3>What people say</h3><p>Great tumbler, it keeps my coffee hot all morning long, even in the car on cold days.</p></div></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "double-wall vacuum") || strings.Contains(got, "Great tumbler") {
+		t.Errorf("product page without markup: %s", got)
 	}
 }
