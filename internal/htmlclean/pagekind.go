@@ -37,7 +37,8 @@ var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductG
 // product, or one to maxProductObjects schema.org Product objects (JSON-LD,
 // else microdata), make a product page; og:type product.group, or more
 // products, a collection of them. A page without markup whose one buy
-// button ("Add to cart", perhaps with a copy in a sticky bar) is there is a
+// button ("Add to cart", or an id saying so; perhaps with a copy in a
+// sticky bar) is there is a
 // product page too.
 func detectKind(doc *html.Node, u *url.URL) pageKind {
 	products, og, group, micro, forum, qa := 0, false, false, 0, false, false
@@ -46,11 +47,11 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 		if n.Type == html.ElementNode {
 			switch n.DataAtom {
 			case atom.Button:
-				if isAddToCart(textOf(n)) {
+				if isAddToCart(textOf(n)) || addToCartID(n) {
 					carts = append(carts, n)
 				}
 			case atom.Input:
-				if v, _ := htmlattr.Lookup(n, "value"); isAddToCart(v) {
+				if v, _ := htmlattr.Lookup(n, "value"); isAddToCart(v) || addToCartID(n) {
 					carts = append(carts, n)
 				}
 			case atom.Script:
@@ -119,6 +120,27 @@ func alikeCards(a, b *html.Node) bool {
 			if x.Parent == y.Parent {
 				return x != y && strings.Contains(signature(x), ".") && signature(x) == signature(y)
 			}
+		}
+	}
+	return false
+}
+
+// addToCartID reports an id naming a buy button ("add-to-cart-button",
+// "AddToCart").
+func addToCartID(n *html.Node) bool {
+	id, ok := htmlattr.Lookup(n, "id")
+	if !ok {
+		return false
+	}
+	ws := splitWords(id)
+	for i := 0; i+2 < len(ws); i++ {
+		if ws[i] == "add" && ws[i+1] == "to" && (ws[i+2] == "cart" || ws[i+2] == "bag" || ws[i+2] == "basket") {
+			return true
+		}
+	}
+	for _, w := range ws {
+		if w == "addtocart" || w == "addtobag" || w == "addtobasket" {
+			return true
 		}
 	}
 	return false

@@ -32,8 +32,8 @@ func TestModalTextNotShown(t *testing.T) {
 	}
 }
 
-// A page without product markup whose buy button ("Add to cart") is its
-// only one, or has one copy (a sticky bar), is a product page: its
+// A page without product markup whose buy button ("Add to cart", or a
+// button whose id says so) is its only one, or has one copy (a sticky bar), is a product page: its
 // reviews go like those of marked-up product pages. Two buy buttons in
 // alike cards are a short collection's.
 func TestBuyButtonMakesProduct(t *testing.T) {
@@ -44,6 +44,9 @@ func TestBuyButtonMakesProduct(t *testing.T) {
 		`<div class="tile"><a href="/p/1">Dark</a><button>Add to cart</button></div><div class="tile"><a href="/p/2">Light</a><button>Add to cart</button></div>`: kindUnknown,
 		`<button>Add to cart</button><button>Add to cart</button><button>Add to cart</button>`:                                                                    kindUnknown,
 		`<button>Add to cart and more</button>`:                                                                                                                   kindUnknown,
+		`<span><input type="submit" id="add-to-cart-button"><span>Add to Basket</span></span>`:                                                                    kindProduct,
+		`<button id="product-addtocart-button"><span>Buy</span></button>`:                                                                                         kindProduct,
+		`<button id="add-to-calendar">Save the date</button>`:                                                                                                     kindUnknown,
 	} {
 		doc, err := html.Parse(strings.NewReader(`<html><body>` + body + `</body></html>`))
 		if err != nil {
