@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/htmlclean"
+	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/markdown"
 	"github.com/firegate/firegate/internal/pagemeta"
 	"github.com/firegate/firegate/internal/pause"
@@ -127,8 +129,10 @@ func New(c Config) *Engine {
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
-// opts.Timeout; running past it returns an error wrapping ErrTimeout.
-func (e *Engine) Scrape(ctx context.Context, opts Options) (*Document, error) {
+// opts.Timeout; running past it returns an error wrapping ErrTimeout. A
+// panic inside it is returned as a *PanicError.
+func (e *Engine) Scrape(ctx context.Context, opts Options) (doc *Document, err error) {
+	defer e.recoverPanic(ctx, opts.URL, &doc, &err)
 	if err := checkSupported(&opts, e.browserOK(), e.profiles != nil, e.llm != nil); err != nil {
 		return nil, err
 	}
@@ -599,4 +603,27 @@ func newID() string {
 		return uuid.NewString()
 	}
 	return id.String()
+}
+
+// PanicError is a panic inside the engine, recovered and returned as the
+// scrape's error. Callers run the engine on goroutines of their own
+// (search's and monitors' fan-outs, batch and crawl workers) where a
+// panic would end the whole server, every team's work with it; a page or
+// file that finds a bug in a parser fails its own scrape instead. The
+// stack goes to the log, not into the error.
+type PanicError struct{ Value any }
+
+func (e *PanicError) Error() string { return fmt.Sprintf("scrape: internal error: %v", e.Value) }
+
+// recoverPanic, deferred by the engine's entry points, turns a panic into
+// a *PanicError in *err (and a nil *doc) and logs it with its stack.
+func (e *Engine) recoverPanic(ctx context.Context, url string, doc **Document, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if e.log != nil {
+		e.log.ErrorContext(ctx, "scrape panicked", "url", logsafe.URL(url), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	}
+	*doc, *err = nil, &PanicError{Value: p}
 }

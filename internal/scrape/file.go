@@ -26,20 +26,20 @@ type File struct {
 // ParseFile turns an uploaded document into a Document with the same
 // formats pipeline as a scrape: PDFs go to the PDF parser, DOCX, CSV and
 // text through HTML, markdown files as they are.
-func (e *Engine) ParseFile(ctx context.Context, opts Options, f File) (*Document, error) {
+func (e *Engine) ParseFile(ctx context.Context, opts Options, f File) (doc *Document, err error) {
+	defer e.recoverPanic(ctx, opts.URL, &doc, &err)
 	if err := checkSupported(&opts, false, false, e.llm != nil); err != nil {
 		return nil, err
 	}
 	var plan *llmPlan
 	if e.llm != nil {
-		var err error
 		if plan, opts, err = planLLM(&opts); err != nil {
 			return nil, err
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	doc, err := e.parseFile(ctx, &opts, f)
+	doc, err = e.parseFile(ctx, &opts, f)
 	if err != nil || plan == nil {
 		return doc, err
 	}
