@@ -3,12 +3,14 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/firegate/firegate/internal/scrape"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Defaults and bounds of the scrape options (seed "Scrape request body",
@@ -419,14 +421,37 @@ func (v *validator) headers(path []any, m jsonObject) map[string]string {
 	if !ok {
 		return nil
 	}
+	if len(hm) > maxHeaders {
+		v.add(p, codeTooBig, fmt.Sprintf("At most %d headers may be sent", maxHeaders))
+		return nil
+	}
 	out := make(map[string]string, len(hm))
 	for _, h := range hm {
-		if s, ok := v.str(at(p, h.key), h.raw); ok {
+		hp := at(p, h.key)
+		s, ok := v.str(hp, h.raw)
+		switch {
+		case !ok:
+		case !httpguts.ValidHeaderFieldName(h.key):
+			v.add(hp, codeInvalidString, msgHeaderName)
+		case !httpguts.ValidHeaderFieldValue(s):
+			v.add(hp, codeInvalidString, msgHeaderValue)
+		case len(s) > maxHeaderValue:
+			v.add(hp, codeTooBig, fmt.Sprintf("A header value may be at most %d characters", maxHeaderValue))
+		default:
 			out[h.key] = s
 		}
 	}
 	return out
 }
+
+// Bounds of the headers option: a request line's worth for each value,
+// and a count no real browser comes near.
+const (
+	maxHeaders     = 100
+	maxHeaderValue = 8192
+	msgHeaderName  = "Invalid header name: a header name is a token (letters, digits and !#$%&'*+-.^_`|~)"
+	msgHeaderValue = "Invalid header value: a header value may not contain control characters such as CR, LF or NUL"
+)
 
 // location reads the location object.
 func (v *validator) location(path []any, raw json.RawMessage) scrape.Location {

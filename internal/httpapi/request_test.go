@@ -25,6 +25,15 @@ func with(members string) string {
 	return `{"url":"` + testURL + `",` + members + `}`
 }
 
+// manyHeaders returns n header members "X-Hn":"v".
+func manyHeaders(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"X-H%d":"v"`, i)
+	}
+	return strings.Join(parts, ",")
+}
+
 // defaultOptions is what a body with only url decodes to.
 func defaultOptions(u string) scrape.Options {
 	return scrape.Options{
@@ -474,6 +483,10 @@ func TestDecodeScrapeRequestErrors(t *testing.T) {
 		{name: "headers values must be strings", body: with(`"headers":{"A":1,"B":"ok","C":null}`), msg: bad,
 			details: []string{"headers.A: invalid_type", "headers.C: invalid_type"}},
 		{name: "headers not object", body: with(`"headers":["A: b"]`), msg: bad, details: []string{"headers: invalid_type"}},
+		{name: "headers names and values are checked", body: with(`"headers":{"X-A":"a\r\nInjected: 1","Bad Name":"x","X-B":"\u0000","X-C":"ok\tfine","X-Long":"` + strings.Repeat("a", 8193) + `"}`),
+			msg: bad, details: []string{"headers.X-A: invalid_string", "headers.Bad Name: invalid_string", "headers.X-B: invalid_string", "headers.X-Long: too_big"}},
+		{name: "headers at most 100", body: with(`"headers":{` + manyHeaders(101) + `}`), msg: bad, details: []string{"headers: too_big"}},
+		{name: "headers 100 accepted", body: with(`"headers":{` + manyHeaders(100) + `},"timeout":999`), msg: bad, details: []string{"timeout: too_small"}},
 		{name: "waitFor max", body: with(`"waitFor":60001`), msg: bad, details: []string{"waitFor: too_big"}},
 		{name: "waitFor over half of timeout", body: with(`"timeout":10000,"waitFor":5001`), msg: msgWaitForHalfTimeout,
 			details: []string{"waitFor: custom"}},
