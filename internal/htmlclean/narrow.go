@@ -184,6 +184,8 @@ var ctaPhrases = map[string]bool{
 	"log in to reply": true, "login to reply": true, "sign in to reply": true, "reply to this topic": true,
 	"reply to this thread": true, "start new topic": true, "new topic": true, "new thread": true, "post reply": true,
 	"create post": true, "upvote": true, "downvote": true,
+	"read full article": true, "read the full article": true, "read the review": true, "read full review": true,
+	"read the full review": true, "read critic reviews": true, "see full item description": true, "check price": true,
 	"report": true, "report post": true, "permalink": true, "ask question": true, "ask a question": true,
 }
 
@@ -213,7 +215,7 @@ func isCTALink(n *html.Node) bool {
 	t = strings.Trim(t, " →»›>←«‹<!.:-–—↑↓")
 	// An author's archive link under the article ("View all posts by
 	// Ann Smith").
-	return ctaPhrases[t] || strings.HasPrefix(t, "view all posts by ")
+	return ctaPhrases[t] || strings.HasPrefix(t, "view all posts by ") || strings.HasPrefix(t, "check price at ")
 }
 
 // isPostNumberLink reports a link whose whole text is a post's number in

@@ -36,10 +36,9 @@ var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductG
 // detectKind reads doc's structured data for the kind of page: og:type
 // product, or one to maxProductObjects schema.org Product objects (JSON-LD,
 // else microdata), make a product page; og:type product.group, or more
-// products, a collection of them. A page without markup whose one buy
+// products, a collection of them. A page without markup but with one buy
 // button ("Add to cart", or an id saying so; perhaps with a copy in a
-// sticky bar) is there is a
-// product page too.
+// sticky bar) is a product page too.
 func detectKind(doc *html.Node, u *url.URL) pageKind {
 	products, og, group, micro, forum, qa := 0, false, false, 0, false, false
 	var carts []*html.Node

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 )
 
 // A page's modal windows (its privacy policy and terms, opened from the
@@ -65,5 +66,30 @@ func TestBuyButtonMakesProduct(t *testing.T) {
 	}
 	if !strings.Contains(got, "double-wall vacuum") || strings.Contains(got, "Great tumbler") {
 		t.Errorf("product page without markup: %s", got)
+	}
+}
+
+// Links that send the reader to a full article, a review or a shop's
+// price ("Read full article", "Read the review", "Check price at ...",
+// "See full item description") are calls to action.
+func TestReadOnLinks(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]bool{
+		`<a href="/x">Read full article</a>`:              true,
+		`<a href="/x">Read the review »</a>`:              true,
+		`<a href="/x">Check price at Shopmart</a>`:        true,
+		`<a href="/x">Check Price</a>`:                    true,
+		`<a href="/x">See full item description</a>`:      true,
+		`<a href="/x">Check prices before you travel</a>`: false,
+		`<a href="/x">Read the review guidelines</a>`:     false,
+	} {
+		doc, err := html.Parse(strings.NewReader(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := findElement(doc, atom.A)
+		if got := isCTALink(a); got != want {
+			t.Errorf("%s: %v, want %v", src, got, want)
+		}
 	}
 }
