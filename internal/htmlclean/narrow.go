@@ -297,6 +297,16 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 				continue
 			}
 		}
+		if cookieLine.MatchString(t) {
+			b := n.Parent
+			for b != nil && b != root && b.Type == html.ElementNode && !isBlock(b.DataAtom) {
+				b = b.Parent
+			}
+			if b != nil && b != root && !isAncestor(b, anchor) && firstText(b) == n && textLen(b) <= maxConsentText {
+				notices = append(notices, b)
+			}
+			continue
+		}
 		if strings.HasPrefix(t, "by ") && consentLine.MatchString(t) {
 			b := n.Parent
 			for b != nil && b != root && b.Type == html.ElementNode && !isBlock(b.DataAtom) {
@@ -453,6 +463,12 @@ func lineText(b *html.Node) string {
 // card that other pages use too, so only with a colon and only there
 // ("Location: Sin", "Registered: 2024-01-27").
 var posterField = regexp.MustCompile(`^(?:location|from|registered|member since|age|gender|reputation|credits|points|karma): [\w ,.:/-]{1,30}$`)
+
+// cookieLine matches the lower-case start of a cookie or captcha notice
+// left in the page ("iFixit uses cookies to ...", "This site uses cookies
+// to ...", "This site is protected by reCAPTCHA and the Google Privacy
+// Policy ...").
+var cookieLine = regexp.MustCompile(`^(?:(?:we|this (?:site|website)|[^ ]+) uses? cookies\b|this (?:site|website|page|form) is protected by recaptcha\b)`)
 
 // maxConsentText bounds the text of a block taken for a consent line.
 const maxConsentText = 300

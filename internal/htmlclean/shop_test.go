@@ -93,3 +93,24 @@ func TestReadOnLinks(t *testing.T) {
 		}
 	}
 }
+
+// A cookie or captcha notice left in the page ("Shopname uses cookies to
+// ...", "This site is protected by reCAPTCHA ...") goes; a long paragraph
+// that opens the same way is prose and stays.
+func TestCookieLines(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction.</p>"
+	long := "<p>Brewshop uses cookies in its loyalty scheme only: " + strings.Repeat("every purchase adds a stamp to your card, and ten stamps buy a bag of beans, ", 5) + "which we think is fair.</p>"
+	page := `<html><body><article><h1>Brewing</h1>` + p + p + long + p + `<div class="note"><p>Brewshop uses cookies to enhance site functionality and analyze traffic. By using our site, you agree to our <a href="/privacy">Privacy Policy</a>.</p></div>
+<p><small>This site is protected by reCAPTCHA and the Google <a href="/p">Privacy Policy</a> apply.</small></p></article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "even extraction") || !strings.Contains(got, "loyalty scheme") {
+		t.Errorf("lost the content: %s", got)
+	}
+	if strings.Contains(got, "enhance site functionality") || strings.Contains(got, "reCAPTCHA") {
+		t.Errorf("notices kept: %s", got)
+	}
+}
