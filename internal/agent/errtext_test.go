@@ -1,17 +1,10 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,64 +34,7 @@ func failingModel(code int) llmtest.Step {
 type brokenScraper struct{}
 
 func (brokenScraper) Scrape(context.Context, scrape.Options) (*scrape.Document, error) {
-	return nil, fmt.Errorf("scrape: browser: devtools ws://10.1.2.3:9222/devtools/browser: %w",
-		errors.New("store: dial tcp 10.1.2.3:5432: connect: connection refused"))
-}
-
-// recordLog keeps the JSON records a logger writes.
-type recordLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *recordLog) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// errOf is the err attribute of the record logged with error_id id.
-func (b *recordLog) errOf(id string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for line := range strings.SplitSeq(b.buf.String(), "\n") {
-		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) == nil && rec["error_id"] == id {
-			s, _ := rec["err"].(string)
-			return s
-		}
-	}
-	return ""
-}
-
-func recordingLog(t *testing.T) (*slog.Logger, *recordLog) {
-	b := &recordLog{}
-	return slog.New(slog.NewMultiHandler(testenv.Logger(t).Handler(), slog.NewJSONHandler(b, nil))), b
-}
-
-var errorIDRe = regexp.MustCompile(`error id ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`)
-
-// hidden checks that msg starts with prefix, names an error id and nothing
-// of the error, and that the id was logged with the full error (containing
-// logged).
-func hidden(t *testing.T, where, msg, prefix string, book *recordLog, logged string) {
-	t.Helper()
-	for _, leak := range modelLeaks {
-		if strings.Contains(msg, leak) {
-			t.Errorf("%s: %q shows %q", where, msg, leak)
-		}
-	}
-	if !strings.HasPrefix(msg, prefix) {
-		t.Errorf("%s: %q, want it to start %q", where, msg, prefix)
-	}
-	m := errorIDRe.FindStringSubmatch(msg)
-	if m == nil {
-		t.Errorf("%s: %q names no error id", where, msg)
-		return
-	}
-	if got := book.errOf(m[1]); !strings.Contains(got, logged) {
-		t.Errorf("%s: error id %s logged with %q, want the full error with %q", where, m[1], got, logged)
-	}
+	return nil, testenv.InternalError("")
 }
 
 // errorMessage is the error message of a trace event.
@@ -120,7 +56,7 @@ func TestRunErrorsShowNoInternalError(t *testing.T) {
 	for _, kind := range stores {
 		t.Run(kind, func(t *testing.T) {
 			t.Run("rejected", func(t *testing.T) {
-				log, book := recordingLog(t)
+				log, book := testenv.NewLogBook(t)
 				h := newHarness(t, kind, failingModel(http.StatusBadRequest), harnessOptions{log: log})
 				id := h.start(t, 100, agent.Options{Prompt: "find it"})
 				run := h.wait(t, id, 20*time.Second)
@@ -128,8 +64,8 @@ func TestRunErrorsShowNoInternalError(t *testing.T) {
 					t.Errorf("status %s, want failed", run.Status)
 				}
 				const prefix = "The language model rejected the request: " + unknownPrefix
-				hidden(t, "run error", run.Error, prefix, book, "10.1.2.3:8000")
-				hidden(t, "run.finished", errorMessage(last(h.events(t, id), "run.finished")), prefix, book, "10.1.2.3:8000")
+				book.CheckHidden(t, "run error", run.Error, prefix, modelLeaks, "10.1.2.3:8000")
+				book.CheckHidden(t, "run.finished", errorMessage(last(h.events(t, id), "run.finished")), prefix, modelLeaks, "10.1.2.3:8000")
 			})
 			for _, c := range []struct {
 				name  string
@@ -141,7 +77,7 @@ func TestRunErrorsShowNoInternalError(t *testing.T) {
 					"The language model kept failing: its provider is rate limiting this server (HTTP 429 Too Many Requests); retry later."},
 			} {
 				t.Run(c.name, func(t *testing.T) {
-					log, book := recordingLog(t)
+					log, book := testenv.NewLogBook(t)
 					h := newHarness(t, kind, failingModel(c.code), harnessOptions{log: log})
 					id := h.start(t, 100, agent.Options{Prompt: "find it"})
 					waitFor(t, "the first attempt's error", 20*time.Second, func() bool {
@@ -165,13 +101,13 @@ func TestRunErrorsShowNoInternalError(t *testing.T) {
 						return
 					}
 					const prefix = "The language model kept failing: " + unknownPrefix
-					hidden(t, "run error", run.Error, prefix, book, "10.1.2.3:8000")
-					hidden(t, "run.finished", finished, prefix, book, "10.1.2.3:8000")
-					hidden(t, "error.occurred", retried, unknownPrefix, book, "10.1.2.3:8000")
+					book.CheckHidden(t, "run error", run.Error, prefix, modelLeaks, "10.1.2.3:8000")
+					book.CheckHidden(t, "run.finished", finished, prefix, modelLeaks, "10.1.2.3:8000")
+					book.CheckHidden(t, "error.occurred", retried, unknownPrefix, modelLeaks, "10.1.2.3:8000")
 				})
 			}
 			t.Run("tool", func(t *testing.T) {
-				log, book := recordingLog(t)
+				log, book := testenv.NewLogBook(t)
 				var h *harness
 				h = newHarness(t, kind, turns(
 					func(w http.ResponseWriter, r llmtest.Request) {
@@ -187,10 +123,10 @@ func TestRunErrorsShowNoInternalError(t *testing.T) {
 				if ev == nil {
 					t.Fatal("no error.occurred event for the failed scrape")
 				}
-				hidden(t, "tool error", errorMessage(ev), "Error: scrape failed: "+unknownPrefix, book, "10.1.2.3:9222")
+				book.CheckHidden(t, "tool error", errorMessage(ev), "Error: scrape failed: "+unknownPrefix, modelLeaks, "10.1.2.3:9222")
 				for _, r := range h.model.Requests() {
 					if res, ok := r.ToolResult("s"); ok {
-						hidden(t, "tool result sent to the model", res, "Error: scrape failed: "+unknownPrefix, book, "10.1.2.3:9222")
+						book.CheckHidden(t, "tool result sent to the model", res, "Error: scrape failed: "+unknownPrefix, modelLeaks, "10.1.2.3:9222")
 					}
 				}
 			})

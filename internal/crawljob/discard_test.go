@@ -15,6 +15,7 @@ import (
 	"github.com/firegate/firegate/internal/queue/queuetest"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // poisonScraper panics on every page whose path is /poison (a page that
@@ -58,7 +59,7 @@ func TestDiscardedPageFails(t *testing.T) {
 		for _, job := range []string{"crawl", "batch", "extract"} {
 			for _, mode := range []string{"live", "repair"} {
 				t.Run(kind+"/"+job+"/"+mode, func(t *testing.T) {
-					log, book := capturingLogger(t)
+					log, book := testenv.NewLogBook(t)
 					engine := scrape.New(scrape.Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), Log: log})
 					st := openStore(t, kind)
 					h := newHarness(t, st, harnessOptions{workers: 4, scraper: poisonScraper{next: engine}, log: log})

@@ -1,17 +1,12 @@
 package crawljob_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,12 +24,6 @@ import (
 // which a client may see: addresses, ports, package prefixes.
 var internalLeaks = []string{"10.1.2.3", ":5432", ":9222", ":53", "scrape:", "browser:", "store:", "dial tcp", "devtools", "panic"}
 
-// internalError looks like what a browser or store failure says.
-func internalError() error {
-	return fmt.Errorf("scrape: browser: devtools ws://10.1.2.3:9222/devtools/browser: %w",
-		errors.New("store: dial tcp 10.1.2.3:5432: connect: connection refused"))
-}
-
 // Known failures and the messages a client must see for them, exactly.
 const (
 	timeoutMsg = "Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."
@@ -50,7 +39,7 @@ type faultScraper struct{ next crawljob.Scraper }
 func (f faultScraper) Scrape(ctx context.Context, opts scrape.Options) (*scrape.Document, error) {
 	switch {
 	case strings.HasSuffix(opts.URL, "/internal"):
-		return nil, internalError()
+		return nil, testenv.InternalError("")
 	case strings.HasSuffix(opts.URL, "/timeout"):
 		return nil, fmt.Errorf("scrape: render: %w after 30s", scrape.ErrTimeout)
 	case strings.HasSuffix(opts.URL, "/dns"):
@@ -75,62 +64,11 @@ func faultSite(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// logBook keeps the JSON log lines a logger writes.
-type logBook struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBook) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// capturingLogger logs to the test and to the returned book.
-func capturingLogger(t *testing.T) (*slog.Logger, *logBook) {
-	book := &logBook{}
-	return slog.New(slog.NewMultiHandler(testenv.Logger(t).Handler(), slog.NewJSONHandler(book, nil))), book
-}
-
-// loggedError is the err attribute of the record logged with error_id id
-// ("" when there is none).
-func (b *logBook) loggedError(t *testing.T, id string) string {
+// checkInternal checks msg, shown to a client for an internal error, as
+// CheckHidden does, against internalLeaks; it returns the error id.
+func checkInternal(t *testing.T, where, msg string, book *testenv.LogBook, logged string) string {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for line := range strings.SplitSeq(b.buf.String(), "\n") {
-		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) != nil || rec["error_id"] != id {
-			continue
-		}
-		s, _ := rec["err"].(string)
-		return s
-	}
-	return ""
-}
-
-var errorIDRe = regexp.MustCompile(`error id ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`)
-
-// checkInternal checks that msg, shown to a client for an internal error,
-// names an error id and nothing of the error, and that the id was logged
-// with the error's full text (containing logged). It returns the id.
-func checkInternal(t *testing.T, where, msg string, book *logBook, logged string) string {
-	t.Helper()
-	for _, leak := range internalLeaks {
-		if strings.Contains(msg, leak) {
-			t.Errorf("%s: %q shows %q", where, msg, leak)
-		}
-	}
-	m := errorIDRe.FindStringSubmatch(msg)
-	if m == nil {
-		t.Errorf("%s: %q names no error id", where, msg)
-		return ""
-	}
-	if got := book.loggedError(t, m[1]); !strings.Contains(got, logged) {
-		t.Errorf("%s: error id %s logged with %q; want the full error, with %q", where, m[1], got, logged)
-	}
-	return m[1]
+	return book.CheckHidden(t, where, msg, "", internalLeaks, logged)
 }
 
 // waitEvent polls the recorder until an event of type typ arrives (or 15 s
@@ -191,7 +129,7 @@ func TestFailedPagesShowNoInternalError(t *testing.T) {
 				rec.mu.Lock()
 				rec.events = nil
 				rec.mu.Unlock()
-				log, book := capturingLogger(t)
+				log, book := testenv.NewLogBook(t)
 				engine := scrape.New(scrape.Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), Log: log})
 				sender := webhook.NewSender(webhook.Options{AllowPrivate: true}, log)
 				st := openStore(t, kind)
@@ -275,7 +213,7 @@ func TestFailedJobShowsNoInternalError(t *testing.T) {
 			rec.mu.Lock()
 			rec.events = nil
 			rec.mu.Unlock()
-			log, book := capturingLogger(t)
+			log, book := testenv.NewLogBook(t)
 			engine := scrape.New(scrape.Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), Log: log})
 			sender := webhook.NewSender(webhook.Options{AllowPrivate: true}, log)
 			st := openStore(t, kind)

@@ -1,15 +1,11 @@
 package monitor_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,13 +23,6 @@ import (
 // leaks are the parts of the injected internal errors no client may see.
 var leaks = []string{"10.1.2.3", ":5432", ":9222", "scrape:", "browser:", "store:", "search:", "monitor:", "dial tcp", "devtools"}
 
-// internalErr looks like a browser or store failure: package prefixes, an
-// internal address.
-func internalErr(what string) error {
-	return fmt.Errorf("scrape: browser: %s: devtools ws://10.1.2.3:9222/devtools/browser: %w", what,
-		errors.New("store: dial tcp 10.1.2.3:5432: connect: connection refused"))
-}
-
 const dnsMessage = "DNS resolution failed for hostname: nowhere.invalid. Check that the URL is correct and the site exists."
 
 // faultyScraper fails /internal with an internal error and /dns with a
@@ -43,7 +32,7 @@ type faultyScraper struct{ next monitor.Scraper }
 func (f faultyScraper) Scrape(ctx context.Context, o scrape.Options) (*scrape.Document, error) {
 	switch {
 	case strings.HasSuffix(o.URL, "/internal"):
-		return nil, internalErr("scrape page")
+		return nil, testenv.InternalError("scrape page")
 	case strings.HasSuffix(o.URL, "/dns"):
 		return nil, &scrape.Failure{Kind: scrape.ErrDNSResolution, Msg: dnsMessage,
 			Cause: errors.New("lookup nowhere.invalid on 10.1.2.3:53: no such host")}
@@ -55,75 +44,28 @@ func (f faultyScraper) Scrape(ctx context.Context, o scrape.Options) (*scrape.Do
 type brokenSearcher struct{}
 
 func (brokenSearcher) Search(context.Context, search.Query) ([]search.Result, error) {
-	return nil, fmt.Errorf("search: %w", internalErr("searxng"))
+	return nil, fmt.Errorf("search: %w", testenv.InternalError("searxng"))
 }
 
 // brokenLedger cannot check credits.
 type brokenLedger struct{}
 
-func (brokenLedger) Check(context.Context, string, int64) error { return internalErr("ledger") }
+func (brokenLedger) Check(context.Context, string, int64) error {
+	return testenv.InternalError("ledger")
+}
 func (brokenLedger) Charge(context.Context, store.Charge) (store.ChargeResult, error) {
 	return store.ChargeResult{}, nil
 }
 
-// logBook keeps the JSON records a logger writes.
-type logBook struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBook) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-// errOf is the err attribute of the record logged with error_id id.
-func (b *logBook) errOf(id string) string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for line := range strings.SplitSeq(b.buf.String(), "\n") {
-		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) == nil && rec["error_id"] == id {
-			s, _ := rec["err"].(string)
-			return s
-		}
-	}
-	return ""
-}
-
-func recordingLogger(t *testing.T) (*slog.Logger, *logBook) {
-	b := &logBook{}
-	return slog.New(slog.NewMultiHandler(testenv.Logger(t).Handler(), slog.NewJSONHandler(b, nil))), b
-}
-
-var errorIDPattern = regexp.MustCompile(`error id ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$`)
-
-// expectHidden checks that msg, shown for an internal error, starts with
-// prefix, names an error id and nothing of the error, and that the id was
-// logged with the error's full text (containing logged).
-func expectHidden(t *testing.T, where string, msg *string, prefix string, book *logBook, logged string) {
+// expectHidden checks msg, shown for an internal error, as CheckHidden
+// does, against leaks.
+func expectHidden(t *testing.T, where string, msg *string, prefix string, book *testenv.LogBook, logged string) {
 	t.Helper()
 	if msg == nil {
 		t.Errorf("%s: no error", where)
 		return
 	}
-	for _, leak := range leaks {
-		if strings.Contains(*msg, leak) {
-			t.Errorf("%s: %q shows %q", where, *msg, leak)
-		}
-	}
-	if !strings.HasPrefix(*msg, prefix) {
-		t.Errorf("%s: %q, want it to start %q", where, *msg, prefix)
-	}
-	m := errorIDPattern.FindStringSubmatch(*msg)
-	if m == nil {
-		t.Errorf("%s: %q names no error id", where, *msg)
-		return
-	}
-	if got := book.errOf(m[1]); !strings.Contains(got, logged) {
-		t.Errorf("%s: error id %s logged with %q, want the full error with %q", where, m[1], got, logged)
-	}
+	book.CheckHidden(t, where, *msg, prefix, leaks, logged)
 }
 
 // TestCheckErrorsShowNoInternalError: a check's pages, search target and
@@ -136,7 +78,7 @@ func TestCheckErrorsShowNoInternalError(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			t.Run("pages and search", func(t *testing.T) {
-				log, book := recordingLogger(t)
+				log, book := testenv.NewLogBook(t)
 				h := newHarnessWith(t, kind, func(c *monitor.RunnerConfig) {
 					c.Log, c.Scraper, c.Searcher = log, faultyScraper{next: c.Scraper}, brokenSearcher{}
 				})
@@ -181,7 +123,7 @@ func TestCheckErrorsShowNoInternalError(t *testing.T) {
 				expectHidden(t, "check", d.Error, "Search failed: An unexpected error occurred", book, "searxng")
 			})
 			t.Run("credits", func(t *testing.T) {
-				log, book := recordingLogger(t)
+				log, book := testenv.NewLogBook(t)
 				h := newHarnessWith(t, kind, func(c *monitor.RunnerConfig) { c.Log, c.Ledger = log, brokenLedger{} })
 				s := newSite(t)
 				s.set("/a", "<p>a</p>")
@@ -202,10 +144,10 @@ func TestCheckErrorsShowNoInternalError(t *testing.T) {
 				expectHidden(t, "check", d.Error, "Credits could not be checked: An unexpected error occurred", book, "ledger")
 			})
 			t.Run("last attempt", func(t *testing.T) {
-				log, book := recordingLogger(t)
+				log, book := testenv.NewLogBook(t)
 				h := newHarnessWith(t, kind, func(c *monitor.RunnerConfig) {
 					c.Log = log
-					c.ZDRForced = func(context.Context, string) (bool, error) { return false, internalErr("team settings") }
+					c.ZDRForced = func(context.Context, string) (bool, error) { return false, testenv.InternalError("team settings") }
 				})
 				s := newSite(t)
 				s.set("/a", "<p>a</p>")

@@ -11,6 +11,7 @@ import (
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/queue/queuetest"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // staleCheckArgs is a monitor check job as the runner queues it.
@@ -30,7 +31,7 @@ func TestRunningCheckRecovered(t *testing.T) {
 		for _, mode := range []string{"no job", "discarded"} {
 			t.Run(kind+"/"+mode, func(t *testing.T) {
 				t.Parallel()
-				log, book := recordingLogger(t)
+				log, book := testenv.NewLogBook(t)
 				h := newHarnessWith(t, kind, func(c *monitor.RunnerConfig) { c.Log = log })
 				s := newSite(t)
 				s.set("/a", "<p>a</p>")

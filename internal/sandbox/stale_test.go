@@ -2,14 +2,11 @@ package sandbox
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/firegate/firegate/internal/testenv"
@@ -56,24 +53,6 @@ func crashedSandbox(t *testing.T, dir string) string {
 		t.Fatalf("the killed process's directory: %v", err)
 	}
 	return base
-}
-
-// syncBuffer is a log destination read while written.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *syncBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 // TestStaleDirsRemoved: a Sandbox opened where a killed server left its
@@ -126,17 +105,16 @@ func TestStaleDirsRemoved(t *testing.T) {
 		keep = append(keep, foreign)
 	}
 
-	var logs syncBuffer
-	s, err := New(t.Context(), Config{TempDir: dir, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	log, book := testenv.NewLogBook(t)
+	s, err := New(t.Context(), Config{TempDir: dir, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	t.Logf("log:\n%s", logs.String())
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the killed server's directory %s is still there (%v)", stale, err)
 	}
-	if !strings.Contains(logs.String(), "removed a stale sandbox directory") || !strings.Contains(logs.String(), stale) {
+	if logs := book.String(); !strings.Contains(logs, "removed a stale sandbox directory") || !strings.Contains(logs, stale) {
 		t.Errorf("the log does not name the removed directory %s", stale)
 	}
 	for _, p := range keep {

@@ -1,37 +1,16 @@
 package search_test
 
 import (
-	"bytes"
-	"log/slog"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/search/searxngtest"
+	"github.com/firegate/firegate/internal/testenv"
 )
-
-// syncBuffer is a log destination safe for the concurrent writes of a
-// searcher's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestEngineErrorsShowNoAddress: an engine failure is shown, as the API
 // maps it (the envelope, a monitor's check, the agent's search tool all
@@ -60,8 +39,8 @@ func TestEngineErrorsShowNoAddress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			logs := &syncBuffer{}
-			s := search.New(b, search.Options{}, slog.New(slog.NewJSONHandler(logs, nil)))
+			log, logs := testenv.NewLogBook(t)
+			s := search.New(b, search.Options{}, log)
 			_, err = s.Search(t.Context(), search.Query{Text: "q", Source: search.SourceWeb})
 			code, msg, id := apierr.Describe(err)
 			if code != "SEARCH_ENGINE_ERROR" || msg != tc.msg || id != "" {

@@ -30,15 +30,20 @@ func TestRedact(t *testing.T) {
 	}
 }
 
-// recordingTB is a testing.TB that keeps what is logged and the cleanups.
+// recordingTB is a testing.TB that keeps what is logged, the errors and
+// the cleanups.
 type recordingTB struct {
 	testing.TB
 	logs     []string
+	errors   []string
 	cleanups []func()
 }
 
 func (r *recordingTB) Log(args ...any)  { r.logs = append(r.logs, fmt.Sprint(args...)) }
 func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
 
 func TestLogger(t *testing.T) {
 	t.Parallel()
@@ -78,5 +83,36 @@ func TestChromePath(t *testing.T) {
 	t.Parallel()
 	if p := ChromePath(t); p == "" {
 		t.Error("ChromePath returned empty path")
+	}
+}
+
+func TestLogBookCheckHidden(t *testing.T) {
+	log, book := NewLogBook(t)
+	const id = "0b4f8a52-6c1e-4d8e-9a51-3f2b7c9d0e11"
+	log.Error("unknown error", "error_id", id, "err", InternalError("ledger"))
+	if got := book.ErrorOf(id); !strings.Contains(got, "ledger: devtools ws://10.1.2.3:9222") {
+		t.Errorf("ErrorOf = %q", got)
+	}
+	leaks := []string{"10.1.2.3", "store:"}
+	good := "Search failed: An unexpected error occurred. Please contact support, error id " + id
+	rec := &recordingTB{TB: t}
+	if got := book.CheckHidden(rec, "good", good, "Search failed: ", leaks, "10.1.2.3:5432"); got != id || len(rec.errors) != 0 {
+		t.Errorf("CheckHidden(good) = %q, errors %q", got, rec.errors)
+	}
+	for _, c := range []struct{ name, msg, prefix, logged, want string }{
+		{"leak", good + " (store: down)", "", "10.1.2.3", `shows "store:"`},
+		{"prefix", good, "Crawl failed: ", "10.1.2.3", "want it to start"},
+		{"no id", "Search failed: store: dial tcp 10.1.2.3:5432", "", "10.1.2.3", "names no error id"},
+		{"other id", strings.Replace(good, "0b4f", "1b4f", 1), "", "10.1.2.3", "logged with \"\""},
+		{"logged without", good, "", "10.9.9.9", "want the full error"},
+	} {
+		rec := &recordingTB{TB: t}
+		book.CheckHidden(rec, c.name, c.msg, c.prefix, leaks, c.logged)
+		if !strings.Contains(strings.Join(rec.errors, "\n"), c.want) {
+			t.Errorf("%s: errors %q, want one with %q", c.name, rec.errors, c.want)
+		}
+	}
+	if got := InternalError("").Error(); got != "scrape: browser: devtools ws://10.1.2.3:9222/devtools/browser: store: dial tcp 10.1.2.3:5432: connect: connection refused" {
+		t.Errorf("InternalError(\"\") = %q", got)
 	}
 }
