@@ -158,7 +158,12 @@ var (
 		"table of contents": true, "table of contents:": true, "in this article": true, "in this article:": true,
 		"on this page": true, "on this page:": true, "in this post": true,
 		// the small print under a sign-up button
-		"no credit card required": true, "no credit card required.": true}
+		"no credit card required": true, "no credit card required.": true,
+		// a shop's list controls and form labels, their controls gone
+		"filters": true, "filter": true, "filter by": true, "filter by:": true, "sort by": true, "sort by:": true,
+		"sort": true, "sort:": true, "filter & sort": true, "sort & filter": true, "filter and sort": true,
+		"refine by": true, "more options": true, "close": true, "compare": true, "quantity": true,
+		"quantity:": true, "qty": true, "qty:": true}
 )
 
 // maxNameLine bounds the text of an author's name block after a byline

@@ -114,3 +114,30 @@ func TestCookieLines(t *testing.T) {
 		t.Errorf("notices kept: %s", got)
 	}
 }
+
+// A shop's control labels alone on their line ("Filters", "Sort by:",
+// "Quantity", "Compare") go with their controls; a sentence that opens
+// with one of the words stays.
+func TestShopControlLabels(t *testing.T) {
+	t.Parallel()
+	card := `<li><a href="/p/%d">Dark roast coffee, a 12 oz bag of whole beans</a><span>$14</span><div class="cmp"><label><input type="checkbox"> Compare</label></div></li>`
+	var cards strings.Builder
+	for i := range 6 {
+		cards.WriteString(strings.ReplaceAll(card, "%d", string(rune('1'+i))))
+	}
+	page := `<html><body><main><h1>Coffee</h1><div class="bar"><span>Filters</span><button>Roast</button></div><div><label>Sort by:</label></div><select><option>Price</option></select>
+<ul class="grid">` + cards.String() + `</ul><p>Sort by origin first, then by roast: our buyers taste every lot before it joins the range.</p>
+<div><span>Quantity</span><input type="number"></div></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Dark roast coffee") || !strings.Contains(got, "Sort by origin first") {
+		t.Errorf("lost the content: %s", got)
+	}
+	for _, d := range []string{"Filters", "Sort by:", "Quantity", "Compare"} {
+		if strings.Contains(got, d) {
+			t.Errorf("kept %q: %s", d, got)
+		}
+	}
+}
