@@ -163,7 +163,11 @@ var (
 		"filters": true, "filter": true, "filter by": true, "filter by:": true, "sort by": true, "sort by:": true,
 		"sort": true, "sort:": true, "filter & sort": true, "sort & filter": true, "filter and sort": true,
 		"refine by": true, "more options": true, "close": true, "compare": true, "quantity": true,
-		"quantity:": true, "qty": true, "qty:": true}
+		"quantity:": true, "qty": true, "qty:": true,
+		// a product card's badges
+		"top rated": true, "new arrival": true, "best seller": true, "bestseller": true, "best-seller": true,
+		"new": true, "low stock": true, "in stock": true, "free shipping": true, "limited edition": true,
+		"new color": true, "new colors": true, "bestselling": true}
 )
 
 // maxNameLine bounds the text of an author's name block after a byline

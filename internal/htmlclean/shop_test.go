@@ -141,3 +141,27 @@ func TestShopControlLabels(t *testing.T) {
 		}
 	}
 }
+
+// A product card's badges alone on their line ("Best Seller", "New",
+// "Top Rated", "Low stock") go; the cards stay.
+func TestCardBadges(t *testing.T) {
+	t.Parallel()
+	badges := []string{"Best Seller", "New", "Top Rated", "Low stock", "New Arrival", "Free shipping"}
+	var cards strings.Builder
+	for i, b := range badges {
+		cards.WriteString(`<li><div class="badge">` + b + `</div><a href="/p/` + string(rune('1'+i)) + `">Medium roast coffee, a 12 oz bag of whole beans</a><span>$14</span></li>`)
+	}
+	page := `<html><body><main><h1>Coffee</h1><ul class="grid">` + cards.String() + `</ul></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(got, "Medium roast coffee") != len(badges) {
+		t.Errorf("lost cards: %s", got)
+	}
+	for _, b := range badges {
+		if strings.Contains(got, ">"+b+"<") {
+			t.Errorf("kept %q: %s", b, got)
+		}
+	}
+}
