@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -325,13 +326,24 @@ func (q *Queue) Insert(ctx context.Context, args river.JobArgs, opts *river.Inse
 	return nil
 }
 
-// InsertMany enqueues jobs in one round trip where the database allows.
+// insertChunk is how many jobs one transaction of InsertMany inserts.
+// River's SQLite driver inserts a row per statement (0.8 ms each here) and
+// SQLite has one writer: a 50,000-URL batch inserted in one transaction
+// held the database for 33 s, while every other writer (heartbeats, other
+// teams' pages) waited and failed on its deadline. Chunks of 500 hold it
+// for about 0.4 s at a time; on Postgres they cost a round trip each.
+const insertChunk = 500
+
+// InsertMany enqueues jobs, insertChunk to a transaction. On an error the
+// chunks before it stay queued: callers' jobs must tolerate that (a page
+// of a job that failed to start is skipped by its worker).
 func (q *Queue) InsertMany(ctx context.Context, params []river.InsertManyParams) error {
-	if len(params) == 0 {
-		return nil
-	}
-	if _, err := q.c.InsertMany(ctx, params); err != nil {
-		return fmt.Errorf("queue: insert %d jobs: %w", len(params), err)
+	done := 0
+	for chunk := range slices.Chunk(params, insertChunk) {
+		if _, err := q.c.InsertMany(ctx, chunk); err != nil {
+			return fmt.Errorf("queue: insert %d jobs (%d inserted before): %w", len(params), done, err)
+		}
+		done += len(chunk)
 	}
 	return nil
 }

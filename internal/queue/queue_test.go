@@ -173,3 +173,25 @@ func TestInsertOnlyQueueRunsNothing(t *testing.T) {
 		t.Fatalf("Depth = %d, %v; want 3", d, err)
 	}
 }
+
+// InsertMany inserts in chunks of its own; every job of a list longer
+// than a few chunks, with a remainder, is queued once.
+func TestInsertManyQueuesEveryChunk(t *testing.T) {
+	for name, open := range openers(t) {
+		t.Run(name, func(t *testing.T) {
+			workers := river.NewWorkers()
+			river.AddWorker(workers, &echoWorker{seen: map[int]int{}, done: make(chan int, 1)})
+			q := open(t, workers) // not started: the jobs stay queued
+			params := make([]river.InsertManyParams, 1234)
+			for i := range params {
+				params[i] = river.InsertManyParams{Args: echoArgs{N: i}}
+			}
+			if err := q.InsertMany(t.Context(), params); err != nil {
+				t.Fatal(err)
+			}
+			if d, err := q.Depth(t.Context()); err != nil || d != len(params) {
+				t.Fatalf("Depth = %d, %v; want %d", d, err, len(params))
+			}
+		})
+	}
+}
