@@ -95,3 +95,27 @@ func TestConvertNil(t *testing.T) {
 		t.Errorf("Convert(nil) = %q, %v", got, err)
 	}
 }
+
+// A table's markdown stays linear in its HTML: one wide row and many short
+// ones used to be padded into rows times columns cells (80 KB -> 275 MB).
+func TestTableStaysLinear(t *testing.T) {
+	src := `<table><tr>` + strings.Repeat(`<td colspan=32>h</td>`, 3000) + `</tr>` +
+		strings.Repeat(`<tr><td>x</td></tr>`, 1000) + `</table>`
+	md := convertString(t, src, Options{})
+	if len(md) > 4*len(src) {
+		t.Fatalf("%d bytes of HTML became %d bytes of markdown", len(src), len(md))
+	}
+	lines := strings.Split(md, "\n")
+	if got := strings.Count(md, "| x |"); got != 1000 {
+		t.Fatalf("%d short rows kept, want 1000", got)
+	}
+	// Every cell stays; spans stop adding columns at maxSpanColumns.
+	if n := strings.Count(lines[1], "---"); !strings.HasPrefix(lines[1], "| --- |") || n < 3000 || n > 3000+maxSpanColumns {
+		t.Fatalf("the delimiter row has %d columns, want 3,000 cells plus at most %d spanned", n, maxSpanColumns)
+	}
+	// A small ragged table is still padded.
+	small := convertString(t, `<table><tr><th>a</th><th>b</th><th>c</th></tr><tr><td>1</td></tr></table>`, Options{})
+	if !strings.Contains(small, "| 1 |  |  |") {
+		t.Fatalf("small table not padded:\n%s", small)
+	}
+}

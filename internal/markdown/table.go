@@ -73,6 +73,18 @@ func isLayoutTable(rows []*html.Node) bool {
 	return maxCols <= 1
 }
 
+// Bounds that keep a table's markdown linear in its HTML. Padding every
+// row to the widest made one wide row (3,000 cells spanning 32 columns
+// each) and 1,000 one-cell rows, 80 KB of HTML, into 275 MB of markdown.
+const (
+	// maxSpanColumns is the width past which a row's colspans add no
+	// empty cells.
+	maxSpanColumns = 1000
+	// maxPaddedCells is the largest rows-times-columns grid whose short
+	// rows are padded with empty cells.
+	maxPaddedCells = 100_000
+)
+
 func (c *converter) table(t *html.Node, depth int) {
 	rows, caption, header := tableRows(t)
 	if c.inline > 0 || len(rows) == 0 || isLayoutTable(rows) {
@@ -88,7 +100,7 @@ func (c *converter) table(t *html.Node, depth int) {
 		for _, cell := range cells(r) {
 			line = append(line, c.cell(cell, depth+2))
 			span := atoiSmall(htmlattr.Get(cell, "colspan"))
-			for i := 1; i < span && i < 32; i++ {
+			for i := 1; i < span && i < 32 && len(line) < maxSpanColumns; i++ {
 				line = append(line, "")
 			}
 		}
@@ -109,10 +121,17 @@ func (c *converter) table(t *html.Node, depth int) {
 		// GFM requires a header row: use an empty one.
 		grid = append([][]string{make([]string, cols)}, grid...)
 	}
+	// A short row is padded to the widest one, unless that would make the
+	// output grow with rows times columns: GFM fills a short row's missing
+	// cells itself, so only the header row must be as wide as the table.
+	pad := cols*len(grid) <= maxPaddedCells
 	for i, line := range grid {
 		c.beforeContent()
 		c.out = append(c.out, '|')
 		for j := 0; j < cols; j++ {
+			if !pad && i > 0 && j >= len(line) {
+				break
+			}
 			v := ""
 			if j < len(line) {
 				v = line[j]
