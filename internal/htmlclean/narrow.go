@@ -251,7 +251,7 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
-		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t) || threadLabel.MatchString(t) || posterField.MatchString(t))) {
+		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || cardLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t) || threadLabel.MatchString(t) || posterField.MatchString(t))) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
 				notices = append(notices, b)
 			}
@@ -494,6 +494,11 @@ var adLabels = map[string]bool{"advertisement": true, "advertisements": true, "s
 	"quick shop": true, "quick view": true, "quick add": true, "choose options": true, "select options": true,
 	// placeholders of content loaded by script
 	"loading": true, "loading...": true, "loading…": true}
+
+// cardLabel matches the lower-case counters of a product card or a
+// carousel alone in their element: an empty review count ("0 reviews",
+// "No reviews yet"), a slide counter ("1 of 13").
+var cardLabel = regexp.MustCompile(`^(?:\(?0\)? (?:reviews?|ratings?)|no (?:reviews|ratings)(?: yet)?|\d+ of \d+)$`)
 
 // readingTime matches a lower-case reading-time label ("4 min read",
 // "15 minute read time", "reading time: 3 minutes"): a block holding only

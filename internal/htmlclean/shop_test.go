@@ -165,3 +165,26 @@ func TestCardBadges(t *testing.T) {
 		}
 	}
 }
+
+// A card's empty review count ("0 reviews", "No reviews yet") and a
+// carousel's slide counter ("1 of 13") alone in their element go; a
+// review count with reviews ("12 reviews") is left (listings of recipes
+// keep it).
+func TestCardCounters(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction.</p>"
+	page := `<html><body><article><h1>Brewing</h1>` + p + `<div class="slides"><span>1 of 13</span></div>` + p +
+		`<div><span>0 reviews</span></div><div><span>No reviews yet</span></div><div><span>12 reviews</span></div>` + p + `</article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "even extraction") || !strings.Contains(got, "12 reviews") {
+		t.Errorf("lost the content: %s", got)
+	}
+	for _, d := range []string{"1 of 13", "0 reviews", "No reviews yet"} {
+		if strings.Contains(got, d) {
+			t.Errorf("kept %q: %s", d, got)
+		}
+	}
+}
