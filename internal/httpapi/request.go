@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/firegate/firegate/internal/scrape"
@@ -472,9 +473,52 @@ func (v *validator) location(path []any, raw json.RawMessage) scrape.Location {
 		}
 	}
 	if present(m, "languages") {
-		loc.Languages, _ = v.stringList(at(path, "languages"), m.get("languages"), math.MaxInt)
+		lp := at(path, "languages")
+		langs, good := v.stringList(lp, m.get("languages"), maxLanguages)
+		for i, l := range langs {
+			if !good {
+				break // the items' errors are reported; indices would not match
+			}
+			if !languageTag(l) {
+				v.add(at(lp, i), codeInvalidString, msgLanguageTag)
+				continue
+			}
+			loc.Languages = append(loc.Languages, l)
+		}
 	}
 	return loc
+}
+
+// maxLanguages bounds location.languages: they become the Accept-Language
+// header and the browser's locale list, in priority order.
+const (
+	maxLanguages   = 20
+	msgLanguageTag = "Invalid language tag: use a BCP 47 tag such as en-US or fr"
+)
+
+// languageTag reports whether s has the shape of a BCP 47 language tag:
+// subtags of 1-8 letters or digits joined by hyphens (or underscores, as
+// locales are often written), the first letters only; or "*". It is what
+// may go into an Accept-Language header as it is.
+func languageTag(s string) bool {
+	if s == "*" {
+		return true
+	}
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i, sub := range strings.Split(strings.ReplaceAll(s, "_", "-"), "-") {
+		if len(sub) == 0 || len(sub) > 8 {
+			return false
+		}
+		for _, r := range sub {
+			letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+			if !letter && (i == 0 || r < '0' || r > '9') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // piiEntities are the entity kinds redactPII knows, in the contract's order.

@@ -546,6 +546,10 @@ func TestDecodeScrapeRequestErrors(t *testing.T) {
 		{name: "country type", body: with(`"location":{"country":1}`), msg: bad, details: []string{"location.country: invalid_type"}},
 		{name: "languages type", body: with(`"location":{"languages":"en"}`), msg: bad, details: []string{"location.languages: invalid_type"}},
 		{name: "languages item type", body: with(`"location":{"languages":["en",1]}`), msg: bad, details: []string{"location.languages.1: invalid_type"}},
+		{name: "languages tags", body: with(`"location":{"languages":["en-US","en\r\nX-Injected: 1","fr_CA","*","de--DE","1en","zh-Hant-TW","x-toolongsubtag"]}`), msg: bad,
+			details: []string{"location.languages.1: invalid_string", "location.languages.4: invalid_string", "location.languages.5: invalid_string", "location.languages.7: invalid_string"}},
+		{name: "languages at most 20", body: with(`"location":{"languages":[` + strings.TrimSuffix(strings.Repeat(`"en",`, 21), ",") + `]}`), msg: bad,
+			details: []string{"location.languages: too_big"}},
 		{name: "location type", body: with(`"location":"US"`), msg: bad, details: []string{"location: invalid_type"}},
 
 		// redactPII, profile, threatProtection, auditMetadata.
