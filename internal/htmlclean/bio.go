@@ -167,7 +167,10 @@ var (
 		// a product card's badges
 		"top rated": true, "new arrival": true, "best seller": true, "bestseller": true, "best-seller": true,
 		"new": true, "low stock": true, "in stock": true, "free shipping": true, "limited edition": true,
-		"new color": true, "new colors": true, "bestselling": true}
+		"new color": true, "new colors": true, "bestselling": true, "award winner": true,
+		// controls whose link or button is gone, and a form builder's note
+		"read more": true, "show more": true, "learn more": true, "sorted by": true, "sorted by:": true,
+		"this field is hidden when viewing the form": true}
 )
 
 // maxNameLine bounds the text of an author's name block after a byline

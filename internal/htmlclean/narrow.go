@@ -263,7 +263,7 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			// A boilerplate heading is left to the boilerplate
 			// sections, which remove what it opens too ("Tags",
 			// "Table of contents").
-			if b := leafLine(n, root, anchor, 24); b != nil && !(isHeading(b.DataAtom) && isBoilerplateHeading(lineText(b))) && (bylineLabels[lineText(b)] || lineLabels[lineText(b)]) {
+			if b := leafLine(n, root, anchor, 48); b != nil && !(isHeading(b.DataAtom) && isBoilerplateHeading(lineText(b))) && (bylineLabels[lineText(b)] || lineLabels[lineText(b)]) {
 				notices = append(notices, b)
 				if bylineLabels[lineText(b)] {
 					if name := nameAfter(b, anchor); name != nil {

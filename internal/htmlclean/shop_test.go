@@ -188,3 +188,25 @@ func TestCardCounters(t *testing.T) {
 		}
 	}
 }
+
+// A control whose link or button is gone leaves its label alone on a
+// line ("READ MORE", "Show more", "Sorted by:"), and a form builder leaves
+// its note ("This field is hidden when viewing the form"): they go.
+func TestControlLeftovers(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction.</p>"
+	page := `<html><body><article><h1>Brewing</h1>` + p + `<div class="more"><span>READ MORE</span></div>` + p + `<div><span>Sorted by:</span></div><select><option>Votes</option></select>` + p +
+		`<div class="gfield"><div class="desc">This field is hidden when viewing the form</div></div><p>Read more about roasting in our guide to the beans we buy.</p></article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "even extraction") || !strings.Contains(got, "Read more about roasting") {
+		t.Errorf("lost the content: %s", got)
+	}
+	for _, d := range []string{"READ MORE", "Sorted by:", "This field is hidden"} {
+		if strings.Contains(got, d) {
+			t.Errorf("kept %q: %s", d, got)
+		}
+	}
+}
