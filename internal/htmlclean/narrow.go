@@ -548,9 +548,14 @@ func firstText(n *html.Node) *html.Node {
 func shortText(n *html.Node, limit int) (string, bool) {
 	var b strings.Builder
 	size, nodes := 0, 0
-	for c := n; c != nil; c = next(c, n, false) {
+	for c := n; c != nil; {
 		if nodes++; nodes > 32 {
 			return "", false
+		}
+		if c != n && c.Type == html.ElementNode && (c.DataAtom == atom.Select || c.DataAtom == atom.Textarea || c.DataAtom == atom.Button) {
+			// Not shown as text (the markdown leaves them out).
+			c = next(c, n, true)
+			continue
 		}
 		if c.Type == html.TextNode {
 			k, _ := nonSpace(c.Data)
@@ -560,6 +565,7 @@ func shortText(n *html.Node, limit int) (string, bool) {
 			b.WriteString(c.Data)
 			b.WriteByte(' ')
 		}
+		c = next(c, n, false)
 	}
 	return b.String(), true
 }

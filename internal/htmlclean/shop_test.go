@@ -210,3 +210,19 @@ func TestControlLeftovers(t *testing.T) {
 		}
 	}
 }
+
+// A lone label is read without the text of the controls beside it that
+// are not shown as text (a select's options, a button's label): "Sort by:"
+// next to its select goes.
+func TestLabelBesideSelect(t *testing.T) {
+	t.Parallel()
+	p := "<p>Grind fresh, weigh the beans, and pour slowly in circles, for an even extraction.</p>"
+	page := `<html><body><article><h1>Brewing</h1>` + p + `<div><label>Sort by:</label><select><option>Price</option><option>Newest</option></select><button>Go</button></div>` + p + `</article></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "even extraction") || strings.Contains(got, "Sort by") {
+		t.Errorf("%s", got)
+	}
+}
