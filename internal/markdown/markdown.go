@@ -82,9 +82,6 @@ type converter struct {
 
 	inline int // >0 inside links, headings and table cells: blocks become spaces
 	inLink int
-	// plainHeading >0 inside a heading link (headingOnly): the heading
-	// inside it adds no marker of its own.
-	plainHeading int
 }
 
 // block requests a blank line before the next content.
@@ -447,10 +444,6 @@ func (c *converter) wrap(n *html.Node, depth int, open, close string) {
 }
 
 func (c *converter) heading(n *html.Node, depth int) {
-	if c.plainHeading > 0 {
-		c.children(n, depth) // the heading marker is already written
-		return
-	}
 	if c.inline > 0 {
 		c.wrap(n, depth, "**", "**")
 		return
@@ -639,18 +632,8 @@ func (c *converter) link(n *html.Node, depth int) {
 		return
 	}
 	if c.inline == 0 {
-		if level := headingOnly(n); level > 0 {
-			// A link wrapping just a heading (a card's title) is a heading
-			// holding the link: "## [Title](href)".
-			c.block()
-			c.pushFrame("######"[:level]+" ", "")
-			c.inline++
-			c.plainHeading++
-			c.linkFrame(n, href, depth)
-			c.plainHeading--
-			c.inline--
-			c.popFrame()
-			c.block()
+		if level := headingLink(n); level > 0 {
+			c.blockLink(n, href, level, depth)
 			return
 		}
 	}
@@ -658,35 +641,86 @@ func (c *converter) link(n *html.Node, depth int) {
 }
 
 func (c *converter) linkFrame(n *html.Node, href string, depth int) {
+	c.linkRun(n.FirstChild, nil, href, depth)
+}
+
+// linkRun writes the siblings from first up to stop (nil: the last) as the
+// text of one link to href.
+func (c *converter) linkRun(first, stop *html.Node, href string, depth int) {
 	c.pushFrame("[", "]("+escapeURL(href)+")")
 	c.inline++
 	c.inLink++
-	c.children(n, depth)
+	for ch := first; ch != stop; ch = ch.NextSibling {
+		c.node(ch, depth+1)
+	}
 	c.inLink--
 	c.inline--
 	c.popFrame()
 }
 
-// headingOnly returns the level of the one heading that holds all the text
-// of link n (no image, no other text), or 0. It looks at 64 nodes at most.
-func headingOnly(n *html.Node) int {
+// blockLink writes a link that holds a heading (a card: its title, a
+// summary, a price) block by block. A markdown link holds inline content
+// only, so as one link the heading would be lost (it became bold text);
+// instead each heading and paragraph keeps its kind, and the card's main
+// heading (the first of the highest level) holds the link:
+// "## [Title](href)", then the summary as a paragraph.
+func (c *converter) blockLink(n *html.Node, href string, level, depth int) {
+	linked := false
+	c.inLink++
+	c.blockLinkChildren(n, href, level, &linked, depth)
+	c.inLink--
+}
+
+func (c *converter) blockLinkChildren(n *html.Node, href string, level int, linked *bool, depth int) {
+	for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+		switch {
+		case !holdsBlock(ch):
+			c.node(ch, depth+1)
+		case isHeadingAtom(ch.DataAtom):
+			l := int(ch.Data[1] - '0')
+			c.block()
+			c.pushFrame("######"[:l]+" ", "")
+			c.inline++
+			if l == level && !*linked {
+				*linked = true
+				c.linkRun(ch.FirstChild, nil, href, depth+1)
+			} else {
+				c.children(ch, depth+1)
+			}
+			c.inline--
+			c.popFrame()
+			c.block()
+		case ch.DataAtom == atom.Hr:
+			c.node(ch, depth+1)
+		default:
+			c.block()
+			c.blockLinkChildren(ch, href, level, linked, depth+1)
+			c.block()
+		}
+	}
+}
+
+// headingLink returns the highest level (smallest number) of the headings
+// link n holds, or 0 when it holds none or holds a list, table, quote or
+// code block (which keep the one-link rendering). It looks at 256 nodes at
+// most, which also bounds the work of blockLink.
+func headingLink(n *html.Node) int {
 	level, nodes := 0, 0
 	for c := n.FirstChild; c != nil; {
-		if nodes++; nodes > 64 {
+		if nodes++; nodes > 256 {
 			return 0
 		}
-		switch {
-		case c.Type == html.ElementNode && isHeadingAtom(c.DataAtom):
-			if level > 0 {
+		if c.Type == html.ElementNode {
+			switch {
+			case isHeadingAtom(c.DataAtom):
+				if l := int(c.Data[1] - '0'); level == 0 || l < level {
+					level = l
+				}
+			case c.DataAtom == atom.Ul || c.DataAtom == atom.Ol || c.DataAtom == atom.Li ||
+				c.DataAtom == atom.Menu || c.DataAtom == atom.Table || c.DataAtom == atom.Pre ||
+				c.DataAtom == atom.Blockquote || c.DataAtom == atom.Dl:
 				return 0
 			}
-			level = int(c.Data[1] - '0')
-			c = nextSkip(c, n) // its text is the heading's
-			continue
-		case c.Type == html.ElementNode && (c.DataAtom == atom.Img || c.DataAtom == atom.Picture || c.DataAtom == atom.Svg):
-			return 0
-		case c.Type == html.TextNode && strings.TrimSpace(c.Data) != "":
-			return 0
 		}
 		if c.FirstChild != nil {
 			c = c.FirstChild
@@ -695,6 +729,35 @@ func headingOnly(n *html.Node) int {
 		c = nextSkip(c, n)
 	}
 	return level
+}
+
+// holdsBlock reports whether n is, or holds, a heading or a block that
+// blockLink writes as a paragraph of its own.
+func holdsBlock(n *html.Node) bool {
+	for c := n; c != nil; {
+		if c.Type == html.ElementNode && (isHeadingAtom(c.DataAtom) || linkBlockAtom(c.DataAtom)) {
+			return true
+		}
+		if c.FirstChild != nil && (c == n || c.Type == html.ElementNode) {
+			c = c.FirstChild
+			continue
+		}
+		if c == n {
+			return false
+		}
+		c = nextSkip(c, n)
+	}
+	return false
+}
+
+func linkBlockAtom(a atom.Atom) bool {
+	switch a {
+	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header, atom.Footer,
+		atom.Nav, atom.Aside, atom.Address, atom.Figure, atom.Figcaption, atom.Center,
+		atom.Hgroup, atom.Details, atom.Summary, atom.Hr:
+		return true
+	}
+	return false
 }
 
 // nextSkip is the node after c's subtree within root, or nil.
