@@ -11,12 +11,21 @@ import (
 // repeats an earlier block word for word is taken for a copy.
 const minDuplicateText = 40
 
+// minProductDuplicate is minDuplicateText on a product page, whose name and
+// price are written again in a sticky bar or a gallery.
+const minProductDuplicate = 16
+
 // removeDuplicateBlocks removes the leaf blocks (blocks without a block
 // inside) whose text repeats an earlier leaf block's: the copies of a
 // carousel's slides, and the mobile and desktop versions of the same
 // section. Table cells are left alone (a table keeps its shape), and so are
-// quotes, tab panels and the card grid.
-func removeDuplicateBlocks(root, grid *html.Node) {
+// quotes, tab panels and the card grid. On a product page a shorter block
+// counts (minProductDuplicate).
+func removeDuplicateBlocks(root, grid *html.Node, pk pageKind) {
+	min := minDuplicateText
+	if pk == kindProduct {
+		min = minProductDuplicate
+	}
 	removeReplyTitles(root)
 	seen := map[string]bool{}
 	var dups []*html.Node
@@ -41,7 +50,7 @@ func removeDuplicateBlocks(root, grid *html.Node) {
 			continue
 		}
 		t := strings.Join(strings.Fields(textOf(n)), " ")
-		if nonSpaceLen(t) >= minDuplicateText {
+		if nonSpaceLen(t) >= min {
 			if seen[t] {
 				dups = append(dups, n)
 			}

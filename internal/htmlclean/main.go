@@ -344,7 +344,7 @@ func mainContent(root *html.Node, pk pageKind) {
 	removeNotices(root, anchor, pk)
 	removeBoilerplateSections(root, anchor, pk)
 	removeAuthorBios(root, pk)
-	removeDuplicateBlocks(root, grid)
+	removeDuplicateBlocks(root, grid, pk)
 }
 
 // anchorRest is the anchor's text that is not the grid's: a grid inside

@@ -226,3 +226,21 @@ func TestLabelBesideSelect(t *testing.T) {
 		t.Errorf("%s", got)
 	}
 }
+
+// On a product page a shorter block written again (its name and price in
+// a sticky bar) is a copy too; elsewhere such short repeats stay.
+func TestProductShortCopies(t *testing.T) {
+	t.Parallel()
+	desc := `<p>A tumbler made of stainless steel, with double-wall vacuum insulation to keep your coffee hot, and a lid that slides shut.</p>`
+	body := `<main><div class="buy"><h1>Steel Tumbler 20 oz</h1><div>Steel tumbler, 20 oz, navy</div></div>` + desc + desc +
+		`<div class="sticky"><div>Steel tumbler, 20 oz, navy</div></div></main>`
+	for head, copies := range map[string]int{`<meta property="og:type" content="product">`: 1, ``: 2} {
+		got, err := cleanString(t, `<html><head>`+head+`</head><body>`+body+`</body></html>`, Options{OnlyMainContent: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(got, "Steel tumbler, 20 oz, navy"); n != copies || !strings.Contains(got, "double-wall") {
+			t.Errorf("%q: %d copies, want %d: %s", head, n, copies, got)
+		}
+	}
+}
