@@ -215,7 +215,8 @@ func isCTALink(n *html.Node) bool {
 	t = strings.Trim(t, " →»›>←«‹<!.:-–—↑↓")
 	// An author's archive link under the article ("View all posts by
 	// Ann Smith").
-	return ctaPhrases[t] || strings.HasPrefix(t, "view all posts by ") || strings.HasPrefix(t, "check price at ")
+	return ctaPhrases[t] || strings.HasPrefix(t, "view all posts by ") || strings.HasPrefix(t, "check price at ") ||
+		commentCount.MatchString(t)
 }
 
 // isPostNumberLink reports a link whose whole text is a post's number in
@@ -494,6 +495,10 @@ var adLabels = map[string]bool{"advertisement": true, "advertisements": true, "s
 	"quick shop": true, "quick view": true, "quick add": true, "choose options": true, "select options": true,
 	// placeholders of content loaded by script
 	"loading": true, "loading...": true, "loading…": true}
+
+// commentCount matches the lower-case text of a link to a post's comments
+// ("12 comments", "No comments") under each teaser of a listing.
+var commentCount = regexp.MustCompile(`^(?:\d[\d,]*|no) comments?$`)
 
 // cardLabel matches the lower-case counters of a product card or a
 // carousel alone in their element: an empty review count ("0 reviews",

@@ -69,19 +69,23 @@ func TestBuyButtonMakesProduct(t *testing.T) {
 	}
 }
 
-// Links that send the reader to a full article, a review or a shop's
-// price ("Read full article", "Read the review", "Check price at ...",
-// "See full item description") are calls to action.
+// Links that send the reader to a full article, a review, a shop's price
+// or a post's comments ("Read full article", "Read the review", "Check
+// price at ...", "See full item description", "12 comments") are calls to
+// action.
 func TestReadOnLinks(t *testing.T) {
 	t.Parallel()
 	for src, want := range map[string]bool{
-		`<a href="/x">Read full article</a>`:              true,
-		`<a href="/x">Read the review »</a>`:              true,
-		`<a href="/x">Check price at Shopmart</a>`:        true,
-		`<a href="/x">Check Price</a>`:                    true,
-		`<a href="/x">See full item description</a>`:      true,
-		`<a href="/x">Check prices before you travel</a>`: false,
-		`<a href="/x">Read the review guidelines</a>`:     false,
+		`<a href="/x">Read full article</a>`:                  true,
+		`<a href="/x">Read the review »</a>`:                  true,
+		`<a href="/x">Check price at Shopmart</a>`:            true,
+		`<a href="/x">Check Price</a>`:                        true,
+		`<a href="/x">See full item description</a>`:          true,
+		`<a href="/x">Check prices before you travel</a>`:     false,
+		`<a href="/p#comments">12 comments</a>`:               true,
+		`<a href="/p#respond">No comments</a>`:                true,
+		`<a href="/p#comments">12 comments on the recipe</a>`: false,
+		`<a href="/x">Read the review guidelines</a>`:         false,
 	} {
 		doc, err := html.Parse(strings.NewReader(src))
 		if err != nil {
