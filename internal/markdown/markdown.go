@@ -632,7 +632,7 @@ func (c *converter) link(n *html.Node, depth int) {
 		return
 	}
 	if c.inline == 0 {
-		if level := headingLink(n); level > 0 {
+		if level, ok := blockContent(n); ok {
 			c.blockLink(n, href, level, depth)
 			return
 		}
@@ -658,11 +658,12 @@ func (c *converter) linkRun(first, stop *html.Node, href string, depth int) {
 	c.popFrame()
 }
 
-// blockLink writes a link that holds a heading (a card: its title, a
-// summary, a price) block by block. A markdown link holds inline content
-// only, so as one link the heading would be lost (it became bold text);
-// instead each heading and paragraph keeps its kind, and the card's main
-// heading (the first of the highest level) holds the link:
+// blockLink writes a link that holds a heading or a list (a card: its
+// image, title, summary, features, price) block by block. A markdown link
+// holds inline content only, so as one link the heading became bold text
+// and the list words on the link's line; instead each heading, paragraph
+// and list keeps its kind, and the card's main heading (the first of the
+// highest level), or without a heading its first text, holds the link:
 // "## [Title](href)", then the summary as a paragraph.
 func (c *converter) blockLink(n *html.Node, href string, level, depth int) {
 	linked := false
@@ -675,7 +676,22 @@ func (c *converter) blockLinkChildren(n *html.Node, href string, level int, link
 	for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
 		switch {
 		case !holdsBlock(ch):
-			c.node(ch, depth+1)
+			if level > 0 || *linked {
+				c.node(ch, depth+1)
+				continue
+			}
+			// No heading: the first text holds the link.
+			end := ch.NextSibling
+			for end != nil && !holdsBlock(end) {
+				end = end.NextSibling
+			}
+			before := len(c.out)
+			c.linkRun(ch, end, href, depth)
+			*linked = len(c.out) > before
+			if end == nil {
+				return
+			}
+			ch = end.PrevSibling
 		case isHeadingAtom(ch.DataAtom):
 			l := int(ch.Data[1] - '0')
 			c.block()
@@ -690,7 +706,7 @@ func (c *converter) blockLinkChildren(n *html.Node, href string, level int, link
 			c.inline--
 			c.popFrame()
 			c.block()
-		case ch.DataAtom == atom.Hr:
+		case ch.DataAtom == atom.Hr || ch.DataAtom == atom.Ul || ch.DataAtom == atom.Ol || ch.DataAtom == atom.Menu:
 			c.node(ch, depth+1)
 		default:
 			c.block()
@@ -700,15 +716,16 @@ func (c *converter) blockLinkChildren(n *html.Node, href string, level int, link
 	}
 }
 
-// headingLink returns the highest level (smallest number) of the headings
-// link n holds, or 0 when it holds none or holds a list, table, quote or
-// code block (which keep the one-link rendering). It looks at 256 nodes at
-// most, which also bounds the work of blockLink.
-func headingLink(n *html.Node) int {
-	level, nodes := 0, 0
+// blockContent reports whether link n holds a heading or a list, and no
+// table, quote or code block (which keep the one-link rendering), and
+// returns the highest level (smallest number) of its headings, 0 when it
+// holds none. It looks at 256 nodes at most, which also bounds the work of
+// blockLink.
+func blockContent(n *html.Node) (level int, ok bool) {
+	nodes := 0
 	for c := n.FirstChild; c != nil; {
 		if nodes++; nodes > 256 {
-			return 0
+			return 0, false
 		}
 		if c.Type == html.ElementNode {
 			switch {
@@ -716,10 +733,15 @@ func headingLink(n *html.Node) int {
 				if l := int(c.Data[1] - '0'); level == 0 || l < level {
 					level = l
 				}
-			case c.DataAtom == atom.Ul || c.DataAtom == atom.Ol || c.DataAtom == atom.Li ||
-				c.DataAtom == atom.Menu || c.DataAtom == atom.Table || c.DataAtom == atom.Pre ||
+				ok = true
+			case c.DataAtom == atom.Li:
+				if p := c.Parent; p == nil || (p.DataAtom != atom.Ul && p.DataAtom != atom.Ol && p.DataAtom != atom.Menu) {
+					return 0, false
+				}
+				ok = true
+			case c.DataAtom == atom.Table || c.DataAtom == atom.Pre ||
 				c.DataAtom == atom.Blockquote || c.DataAtom == atom.Dl:
-				return 0
+				return 0, false
 			}
 		}
 		if c.FirstChild != nil {
@@ -728,7 +750,7 @@ func headingLink(n *html.Node) int {
 		}
 		c = nextSkip(c, n)
 	}
-	return level
+	return level, ok
 }
 
 // holdsBlock reports whether n is, or holds, a heading or a block that
@@ -754,7 +776,7 @@ func linkBlockAtom(a atom.Atom) bool {
 	switch a {
 	case atom.P, atom.Div, atom.Section, atom.Article, atom.Main, atom.Header, atom.Footer,
 		atom.Nav, atom.Aside, atom.Address, atom.Figure, atom.Figcaption, atom.Center,
-		atom.Hgroup, atom.Details, atom.Summary, atom.Hr:
+		atom.Hgroup, atom.Details, atom.Summary, atom.Hr, atom.Ul, atom.Ol, atom.Menu:
 		return true
 	}
 	return false
