@@ -12,18 +12,20 @@ import (
 const minDuplicateText = 40
 
 // minProductDuplicate is minDuplicateText on a product page, whose name and
-// price are written again in a sticky bar or a gallery.
+// price are written again in a sticky bar or a gallery, and on a card
+// grid's page (a shop's promotion lines in a mobile and a desktop copy).
 const minProductDuplicate = 16
 
 // removeDuplicateBlocks removes the leaf blocks (blocks without a block
 // inside) whose text repeats an earlier leaf block's: the copies of a
 // carousel's slides, and the mobile and desktop versions of the same
 // section. Table cells are left alone (a table keeps its shape), and so are
-// quotes, tab panels and the card grid. On a product page a shorter block
-// counts (minProductDuplicate).
+// quotes, tab panels and the card grid. On a product page, and on a page
+// whose content is a card grid, a shorter block counts
+// (minProductDuplicate).
 func removeDuplicateBlocks(root, grid *html.Node, pk pageKind) {
 	min := minDuplicateText
-	if pk == kindProduct {
+	if pk == kindProduct || grid != nil {
 		min = minProductDuplicate
 	}
 	removeReplyTitles(root)

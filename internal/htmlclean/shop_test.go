@@ -248,3 +248,26 @@ func TestProductShortCopies(t *testing.T) {
 		}
 	}
 }
+
+// On a page whose content is a card grid, a shorter block written again
+// outside the grid (a promotion line in a mobile and a desktop copy) is a
+// copy too; the cards themselves are left alone.
+func TestGridPageShortCopies(t *testing.T) {
+	t.Parallel()
+	var cards strings.Builder
+	for i := range 6 {
+		cards.WriteString(`<li><a href="/p/` + string(rune('1'+i)) + `">Medium roast coffee, a 12 oz bag</a><div>Roasted this week</div></li>`)
+	}
+	promo := `<div class="note"><div>Free returns on every order</div></div>`
+	page := `<html><body><main><h1>Coffee</h1>` + promo + `<ul class="grid">` + cards.String() + `</ul>` + promo + `</main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(got, "Free returns on every order"); n != 1 {
+		t.Errorf("%d copies of the promotion: %s", n, got)
+	}
+	if n := strings.Count(got, "Roasted this week"); n != 6 {
+		t.Errorf("%d cards' notes: %s", n, got)
+	}
+}
