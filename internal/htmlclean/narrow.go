@@ -186,6 +186,8 @@ var ctaPhrases = map[string]bool{
 	"create post": true, "upvote": true, "downvote": true,
 	"read full article": true, "read the full article": true, "read the review": true, "read full review": true,
 	"read the full review": true, "read critic reviews": true, "see full item description": true, "check price": true,
+	"view full details": true, "see full details": true, "add to list": true, "pre-order": true, "pre-order now": true,
+	"preorder": true, "pre order now": true,
 	"report": true, "report post": true, "permalink": true, "ask question": true, "ask a question": true,
 }
 
