@@ -341,6 +341,9 @@ func mainContent(root *html.Node, pk pageKind) {
 			narrowAround(root, anchor)
 		}
 	}
+	if pk == kindProduct && isAncestor(root, anchor) {
+		removeProductCards(root, anchor, grid)
+	}
 	removeNotices(root, anchor, pk)
 	removeBoilerplateSections(root, anchor, pk)
 	removeAuthorBios(root, pk)

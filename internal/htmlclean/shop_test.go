@@ -274,3 +274,24 @@ func TestGridPageShortCopies(t *testing.T) {
 		t.Errorf("%d cards' notes: %s", n, got)
 	}
 }
+
+// On a product page a row of three or more short cards of other products,
+// each with a link and a price, goes (a carousel of recommendations
+// without a telling class or heading); the product's own text stays.
+func TestProductPageOtherProducts(t *testing.T) {
+	t.Parallel()
+	desc := `<p>A tumbler made of stainless steel, with double-wall vacuum insulation to keep your coffee hot, and a lid that slides shut.</p>`
+	var row strings.Builder
+	for i := range 4 {
+		row.WriteString(`<div class="tile"><a href="/p/` + string(rune('1'+i)) + `">Straw lid for tumblers</a><span>$10.00</span></div>`)
+	}
+	page := `<html><head><meta property="og:type" content="product"></head><body><main><h1>Tumbler</h1>` + desc + desc +
+		`<p>Dishwasher safe, and it fits in most cupholders, so it goes everywhere with you, all day long.</p><section><h3>Add the essentials</h3><div class="row">` + row.String() + `</div></section></main></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "double-wall") || !strings.Contains(got, "Dishwasher safe") || strings.Contains(got, "Straw lid") {
+		t.Errorf("%s", got)
+	}
+}
