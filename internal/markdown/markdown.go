@@ -658,13 +658,14 @@ func (c *converter) linkRun(first, stop *html.Node, href string, depth int) {
 	c.popFrame()
 }
 
-// blockLink writes a link that holds a heading or a list (a card: its
-// image, title, summary, features, price) block by block. A markdown link
-// holds inline content only, so as one link the heading became bold text
-// and the list words on the link's line; instead each heading, paragraph
-// and list keeps its kind, and the card's main heading (the first of the
-// highest level), or without a heading its first text, holds the link:
-// "## [Title](href)", then the summary as a paragraph.
+// blockLink writes a link that holds a heading, a list or two blocks of
+// text (a card: its image, title, summary, features, price) block by
+// block. A markdown link holds inline content only, so as one link the
+// heading became bold text and the list and paragraphs words on the link's
+// line; instead each heading, paragraph and list keeps its kind, and the
+// card's main heading (the first of the highest level), or without a
+// heading its first text, holds the link: "## [Title](href)", then the
+// summary as a paragraph.
 func (c *converter) blockLink(n *html.Node, href string, level, depth int) {
 	linked := false
 	c.inLink++
@@ -685,9 +686,14 @@ func (c *converter) blockLinkChildren(n *html.Node, href string, level int, link
 			for end != nil && !holdsBlock(end) {
 				end = end.NextSibling
 			}
-			before := len(c.out)
-			c.linkRun(ch, end, href, depth)
-			*linked = len(c.out) > before
+			if runHasText(ch, end) {
+				c.linkRun(ch, end, href, depth)
+				*linked = true
+			} else {
+				for ; ch != end; ch = ch.NextSibling {
+					c.node(ch, depth+1)
+				}
+			}
 			if end == nil {
 				return
 			}
@@ -716,16 +722,31 @@ func (c *converter) blockLinkChildren(n *html.Node, href string, level int, link
 	}
 }
 
-// blockContent reports whether link n holds a heading or a list, and no
+// blockContent reports whether link n holds a heading, a list or text in
+// two blocks (paragraphs, divs, or the link's own text and a block), and no
 // table, quote or code block (which keep the one-link rendering), and
 // returns the highest level (smallest number) of its headings, 0 when it
 // holds none. It looks at 256 nodes at most, which also bounds the work of
 // blockLink.
 func blockContent(n *html.Node) (level int, ok bool) {
-	nodes := 0
+	nodes, blocks := 0, 0
+	var lastBlock *html.Node
 	for c := n.FirstChild; c != nil; {
 		if nodes++; nodes > 256 {
 			return 0, false
+		}
+		if c.Type == html.TextNode && blocks < 2 && strings.TrimSpace(c.Data) != "" {
+			b := c.Parent
+			for b != n && !linkBlockAtom(b.DataAtom) {
+				b = b.Parent
+			}
+			if blocks == 0 || b != lastBlock {
+				blocks++
+				lastBlock = b
+			}
+			if blocks >= 2 {
+				ok = true
+			}
 		}
 		if c.Type == html.ElementNode {
 			switch {
@@ -751,6 +772,19 @@ func blockContent(n *html.Node) (level int, ok bool) {
 		c = nextSkip(c, n)
 	}
 	return level, ok
+}
+
+// runHasText reports whether the siblings from first up to stop hold text.
+func runHasText(first, stop *html.Node) bool {
+	for ch := first; ch != stop; ch = ch.NextSibling {
+		if ch.Type == html.TextNode && strings.TrimSpace(ch.Data) != "" {
+			return true
+		}
+		if ch.Type == html.ElementNode && ch.FirstChild != nil && !skipFlat(ch.DataAtom) && runHasText(ch.FirstChild, nil) {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsBlock reports whether n is, or holds, a heading or a block that
