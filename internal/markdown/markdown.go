@@ -631,6 +631,9 @@ func (c *converter) link(n *html.Node, depth int) {
 		c.children(n, depth)
 		return
 	}
+	if selfAnchor(n, href) {
+		return
+	}
 	if c.inline == 0 {
 		if level, ok := blockContent(n); ok {
 			c.blockLink(n, href, level, depth)
@@ -772,6 +775,26 @@ func blockContent(n *html.Node) (level int, ok bool) {
 		c = nextSkip(c, n)
 	}
 	return level, ok
+}
+
+// selfAnchor reports whether link n is an anchor to a place in a page
+// marked by a lone permalink sign ("¶", "§", "#", "🔗", "⚓"): the permalink that
+// documentation and blog engines put beside each heading. The symbol says
+// nothing without the hover it is made for, and as a link it would only
+// repeat the heading's address; it is left out.
+func selfAnchor(n *html.Node, href string) bool {
+	if strings.IndexByte(href, '#') < 0 {
+		return false
+	}
+	ch := n.FirstChild
+	if ch == nil || ch.NextSibling != nil || ch.Type != html.TextNode {
+		return false
+	}
+	switch strings.TrimSpace(ch.Data) {
+	case "¶", "§", "#", "🔗", "⚓":
+		return true
+	}
+	return false
 }
 
 // runHasText reports whether the siblings from first up to stop hold text.
