@@ -475,27 +475,52 @@ func (c *converter) input(n *html.Node) {
 // becomes a newline.
 func textContent(root *html.Node) string {
 	var b strings.Builder
+	nl := false // a line block (div, p) opened or closed: its text starts a line
 	n := root.FirstChild
 	for n != nil {
 		switch {
 		case n.Type == html.TextNode:
+			if nl && b.Len() > 0 && n.Data != "" {
+				// Only when the line holds more than indentation.
+				s := b.String()
+				if line := s[strings.LastIndexByte(s, '\n')+1:]; strings.TrimLeft(line, " \t") != "" && n.Data[0] != '\n' {
+					b.WriteByte('\n')
+				}
+			}
+			nl = nl && n.Data == ""
 			b.WriteString(n.Data)
 		case n.Type == html.ElementNode && n.DataAtom == atom.Br:
 			b.WriteByte('\n')
+			nl = false
 		case n.Type == html.ElementNode && (n.DataAtom == atom.Script || n.DataAtom == atom.Style):
 		case n.FirstChild != nil:
+			if lineBlock(n) {
+				nl = true
+			}
 			n = n.FirstChild
 			continue
 		}
 		for n != root && n.NextSibling == nil {
+			if lineBlock(n) {
+				nl = true
+			}
 			n = n.Parent
 		}
 		if n == root {
 			break
 		}
+		if lineBlock(n) {
+			nl = true
+		}
 		n = n.NextSibling
 	}
 	return b.String()
+}
+
+// lineBlock reports the elements that lay out one line each inside a code
+// block written without line breaks (per-line divs of highlighters).
+func lineBlock(n *html.Node) bool {
+	return n.Type == html.ElementNode && (n.DataAtom == atom.Div || n.DataAtom == atom.P)
 }
 
 func (c *converter) inlineCode(n *html.Node) {
