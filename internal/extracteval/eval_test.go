@@ -216,3 +216,15 @@ func TestSampleStructure(t *testing.T) {
 		}
 	}
 }
+
+// A fence inside a blockquote closes on its quoted closing line: the page
+// after it is not counted as code.
+func TestParseStructureQuotedFence(t *testing.T) {
+	e := ParseStructure("> Note:\n>\n> ```sh\n> make test\n> ```\n\n## After the quote\n\n- an item\n")
+	if e.Count(KindCode, "make test") != 1 || len(e.Keys(KindCode)) != 1 {
+		t.Errorf("code = %v, want one block \"make test\"", e.Keys(KindCode))
+	}
+	if e.Count(KindHeading, "2:after the quote") != 1 || e.Count(KindListItem, "an item") != 1 {
+		t.Errorf("headings %v, list items %v: the text after the quote was taken as code", e.Keys(KindHeading), e.Keys(KindListItem))
+	}
+}

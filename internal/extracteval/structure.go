@@ -109,6 +109,7 @@ func ParseStructureAt(md, pageURL string) Elements {
 	var (
 		fence       string // the open fence's marker, "" outside code
 		fenceIndent int
+		fenceQuoted bool // the fence opened inside a blockquote: its lines carry "> "
 		code        []string
 		listIndents []int // indentation of the open list items, outermost first
 		prevText    bool  // the previous line was paragraph text (setext)
@@ -117,6 +118,9 @@ func ParseStructureAt(md, pageURL string) Elements {
 	for _, raw := range lines {
 		line := strings.ReplaceAll(raw, "\t", "    ")
 		if fence != "" {
+			if fenceQuoted {
+				line = stripQuote(line)
+			}
 			t := strings.TrimSpace(line)
 			if strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == "" {
 				e.add(KindCode, codeKey(code))
@@ -135,6 +139,7 @@ func ParseStructureAt(md, pageURL string) Elements {
 		}
 		if f := fenceMarker(t); f != "" {
 			fence, fenceIndent, code = f, indent, nil
+			fenceQuoted = body != line
 			prevText = false
 			continue
 		}
