@@ -168,11 +168,21 @@ func (c *converter) pushFrame(open, close string) {
 func (c *converter) popFrame() {
 	i := len(c.frames) - 1
 	if i < c.opened {
-		c.out = append(c.out, c.frames[i].close...)
+		if c.newlines > 0 && bytes.HasSuffix(c.out, hardBreak) {
+			// The content ended with a <br>: close before the break's
+			// spaces, or "**text  **" would leave the emphasis open.
+			c.out = append(c.out[:len(c.out)-len(hardBreak)], c.frames[i].close...)
+			c.out = append(c.out, hardBreak...)
+		} else {
+			c.out = append(c.out, c.frames[i].close...)
+		}
 		c.opened = i
 	}
 	c.frames = c.frames[:i]
 }
+
+// hardBreak is what br writes at the end of a line: a hard line break.
+var hardBreak = []byte("  ")
 
 func (c *converter) pushPrefix(p string) bool {
 	if c.prefixLevels >= maxPrefixDepth {
@@ -433,7 +443,7 @@ func (c *converter) br() {
 	if !c.started || c.newlines > 0 {
 		return
 	}
-	c.out = append(c.out, "  "...)
+	c.out = append(c.out, hardBreak...)
 	c.lineBreak()
 }
 

@@ -119,3 +119,19 @@ func TestTableStaysLinear(t *testing.T) {
 		t.Fatalf("small table not padded:\n%s", small)
 	}
 }
+
+// Emphasis whose content ends with a <br> closes before the hard
+// break's two spaces: "**text  **" is not emphasis in CommonMark (a closing
+// run may not follow white space), and the asterisks showed as text.
+func TestInlineCloseBeforeHardBreak(t *testing.T) {
+	for in, want := range map[string]string{
+		"<p><strong>text<br></strong>after</p>":         "**text**  \nafter",
+		"<p><em>a<br>b<br></em> c</p>":                  "*a  \nb*  \nc",
+		`<p><a href="https://x.test/">go<br></a>on</p>`: "[go](https://x.test/) on", // inside a link a <br> is a space
+		"<p><strong>a<br></strong></p>":                 "**a**",
+	} {
+		if got := convertString(t, in, Options{}); got != want {
+			t.Errorf("%s: got %q, want %q", in, got, want)
+		}
+	}
+}
