@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -276,5 +277,38 @@ func TestRobotsAllowedEscapedPath(t *testing.T) {
 	u := &url.URL{Scheme: "https", Host: "example.com", Path: "/café/menu"}
 	if r.Allowed(u) {
 		t.Error("percent-encoded rule does not match the escaped path")
+	}
+}
+
+// A robots.txt cannot make the crawler compile or test without bound:
+// rules past the length, wildcard and pattern-count bounds are dropped,
+// plain prefix rules are all kept.
+func TestParseRobotsBounds(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("User-agent: *\n")
+	b.WriteString("Disallow: /long" + strings.Repeat("*a", 2000) + "\n") // over 2,048 bytes: dropped
+	b.WriteString("Disallow: /stars*a*b*c*d*e*f*g*h*i*j*k\n")            // 11 wildcards: dropped
+	b.WriteString("Disallow: /ten*a*b*c*d*e*f*g*h*i*j$\n")               // 10 wildcards: kept
+	for i := range maxRobotsPatternRules + 10 {
+		fmt.Fprintf(&b, "Disallow: /p%d/*.pdf\n", i) // the last 10 are past the bound
+	}
+	for i := range 3000 {
+		fmt.Fprintf(&b, "Disallow: /plain%d/\n", i) // prefix rules: all kept
+	}
+	r := ParseRobots([]byte(b.String()), mustURL(t, "https://example.com/robots.txt"), "")
+	for path, allowed := range map[string]bool{
+		"/long" + strings.Repeat("a", 2000): true,
+		"/starsabcdefghijk":                 true,
+		"/tenabcdefghij":                    false,
+		"/p0/x.pdf":                         false,
+		fmt.Sprintf("/p%d/x.pdf", maxRobotsPatternRules-2): false,
+		fmt.Sprintf("/p%d/x.pdf", maxRobotsPatternRules+5): true,
+		"/plain2999/page": false,
+		"/elsewhere":      true,
+	} {
+		if got := r.Allowed(mustURL(t, "https://example.com"+path)); got != allowed {
+			t.Errorf("%s: allowed = %v, want %v", path, got, allowed)
+		}
 	}
 }
