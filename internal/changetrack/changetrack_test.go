@@ -1,6 +1,7 @@
 package changetrack
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,5 +102,81 @@ func TestComputeAppliesWithPatch(t *testing.T) {
 	got, _ := os.ReadFile(target)
 	if string(got) != cur {
 		t.Errorf("patched text differs:\n%s", got)
+	}
+}
+
+// Two documents whose differing part is longer than maxDiffLines are not
+// diffed line by line (Myers' diff takes time in that length times the
+// number of changes; every line of a 10 MB page changed would take over an
+// hour): the part is removed and added whole, as one hunk between the
+// shared first and last lines, and the diff still applies. Under the bound
+// the lines the two share inside it are found.
+func TestComputeBoundsTheWork(t *testing.T) {
+	t.Parallel()
+	doc := func(n int, tag string) string {
+		var b strings.Builder
+		b.WriteString("# Title\n\nshared intro\n")
+		for i := range n {
+			if i%100 == 0 {
+				fmt.Fprintf(&b, "kept line %d\n", i) // in both
+			} else {
+				fmt.Fprintf(&b, "%s line %d\n", tag, i)
+			}
+		}
+		b.WriteString("shared footer\n")
+		return b.String()
+	}
+	unchanged := func(d Diff) int {
+		n := 0
+		for _, c := range d.JSON.Files[0].Chunks {
+			for _, ch := range c.Changes {
+				if ch.Type == "normal" {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if n := unchanged(Compute(doc(2000, "old"), doc(2000, "new"))); n < 20 {
+		t.Fatalf("under the bound: %d unchanged lines in the hunks, want the 20 kept lines found", n)
+	}
+	n := maxDiffLines/2 + 500
+	prev, cur := doc(n, "old"), doc(n, "new")
+	big := Compute(prev, cur)
+	if chunks := big.JSON.Files[0].Chunks; len(chunks) != 1 || unchanged(big) > 2*3 {
+		t.Fatalf("past the bound: %d hunks, %d unchanged lines; want one hunk with only its context unchanged", len(chunks), unchanged(big))
+	}
+	if _, err := exec.LookPath("patch"); err != nil {
+		t.Skip("patch not installed")
+	}
+	target := filepath.Join(t.TempDir(), "page.md")
+	if err := os.WriteFile(target, []byte(prev), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "patch", "--quiet", target)
+	cmd.Stdin = strings.NewReader(big.Text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("patch: %v: %s", err, out)
+	}
+	if got, _ := os.ReadFile(target); string(got) != cur {
+		t.Error("the patched text differs from the current one")
+	}
+}
+
+// The diff library numbers distinct lines as runes and panicked past the
+// last one (1.1 million distinct lines): two pages of 600,000 short lines,
+// all changed, are diffed without it.
+func TestComputeManyDistinctLines(t *testing.T) {
+	t.Parallel()
+	doc := func(tag string) string {
+		var b strings.Builder
+		for i := range 600_000 {
+			fmt.Fprintf(&b, "%s%d\n", tag, i)
+		}
+		return b.String()
+	}
+	d := Compute(doc("a"), doc("b"))
+	if chunks := d.JSON.Files[0].Chunks; len(chunks) != 1 || len(chunks[0].Changes) != 1_200_000 {
+		t.Fatalf("%d hunks, want one removing 600,000 lines and adding 600,000", len(chunks))
 	}
 }
