@@ -26,13 +26,19 @@ var leaks = []string{"10.1.2.3", ":5432", ":9222", "scrape:", "browser:", "store
 const dnsMessage = "DNS resolution failed for hostname: nowhere.invalid. Check that the URL is correct and the site exists."
 
 // faultyScraper fails /internal with an internal error and /dns with a
-// known one whose cause names an internal resolver; it scrapes the rest.
+// known one whose cause names an internal resolver, panics on /panic (on
+// the check's own goroutine, where an unrecovered panic ends the server);
+// it scrapes the rest.
 type faultyScraper struct{ next monitor.Scraper }
 
 func (f faultyScraper) Scrape(ctx context.Context, o scrape.Options) (*scrape.Document, error) {
 	switch {
 	case strings.HasSuffix(o.URL, "/internal"):
 		return nil, testenv.InternalError("scrape page")
+	case strings.HasSuffix(o.URL, "/panic"):
+		var rows []int
+		_ = rows[5] // a bug a page runs into: index out of range
+		return nil, nil
 	case strings.HasSuffix(o.URL, "/dns"):
 		return nil, &scrape.Failure{Kind: scrape.ErrDNSResolution, Msg: dnsMessage,
 			Cause: errors.New("lookup nowhere.invalid on 10.1.2.3:53: no such host")}
@@ -90,7 +96,7 @@ func TestCheckErrorsShowNoInternalError(t *testing.T) {
 				sched, _ := monitor.ParseSchedule("", "daily", "UTC")
 				mon, err := h.svc.Create(t.Context(), h.team.ID, monitor.Input{Name: "e", Schedule: sched, RetentionDays: 1,
 					Config: monitor.Config{Goal: "lamps", Targets: []monitor.Target{
-						scrapeTarget("t", s.url("/fine"), s.url("/internal"), s.url("/dns")), searchT}}})
+						scrapeTarget("t", s.url("/fine"), s.url("/internal"), s.url("/dns"), s.url("/panic")), searchT}}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -102,6 +108,8 @@ func TestCheckErrorsShowNoInternalError(t *testing.T) {
 				pages := pagesByURL(d)
 				expectHidden(t, "page", pages[s.url("/internal")].Error, "An unexpected error occurred. Please contact support, error id ",
 					book, "10.1.2.3:5432")
+				expectHidden(t, "panicking page", pages[s.url("/panic")].Error, "An unexpected error occurred. Please contact support, error id ",
+					book, "index out of range")
 				if p := pages[s.url("/dns")]; p.Error == nil || *p.Error != dnsMessage {
 					t.Errorf("page with a known error: %v, want %q", p.Error, dnsMessage)
 				}

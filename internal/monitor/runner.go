@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
@@ -814,6 +815,7 @@ func (r *Runner) scrapeTarget(ctx context.Context, c store.MonitorCheck, m store
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			defer r.recoverPage(ctx, c, m, cfg, t, u, &pages[i], &credits[i])
 			pages[i], credits[i] = r.checkPage(ctx, c, m, cfg, t, u)
 		})
 	}
@@ -823,6 +825,23 @@ func (r *Runner) scrapeTarget(ctx context.Context, c store.MonitorCheck, m store
 		total += n
 	}
 	return pages, total
+}
+
+// recoverPage, deferred around a page's check on its own goroutine, turns
+// a panic (in the scraper, the comparison, the model's judgment) into an
+// error page with an error id, logged with its stack: a page a bug chokes
+// on fails its own check instead of ending the server, whose other teams'
+// work a crash would end too.
+func (r *Runner) recoverPage(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target, u string, page *store.MonitorPage, credits *int64) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	err := fmt.Errorf("monitor: panic while checking the page: %v", p)
+	r.cfg.Log.ErrorContext(ctx, "monitor: page check panicked", "check_id", c.ID, "url", logsafe.URL(u), "stack", string(debug.Stack()))
+	*page = r.savePage(ctx, c, m, cfg, store.MonitorPage{ID: newID(), CheckID: c.ID, MonitorID: m.ID, TargetID: t.ID, URL: u,
+		CreatedAt: r.now(), Status: PageError, Error: r.shown(ctx, err, "check_id", c.ID, "url", logsafe.URL(u))}, pageData{}, nil)
+	*credits = 0
 }
 
 // checkPage scrapes one URL, compares it with the monitor's previous
