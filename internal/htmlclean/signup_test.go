@@ -40,21 +40,12 @@ func TestSignupBoxes(t *testing.T) {
 // up and down arrows included ("Back to top ↑").
 func TestCTALinkArrows(t *testing.T) {
 	t.Parallel()
-	for src, want := range map[string]bool{
+	checkCTALinks(t, map[string]bool{
 		`<a href="#top">Back to top ↑</a>`:  true,
 		`<a href="/x">↓ Download now</a>`:   true,
 		`<a href="/x">Learn more →</a>`:     true,
 		`<a href="/t">Back to topics ↑</a>`: false,
-	} {
-		doc, err := html.Parse(strings.NewReader(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := findElement(doc, atom.A)
-		if got := isCTALink(a); got != want {
-			t.Errorf("%s: %v, want %v", src, got, want)
-		}
-	}
+	})
 }
 
 // The label over an ad slot inside an article ("Article continues below"),
@@ -92,6 +83,20 @@ func TestFallbackDropsChrome(t *testing.T) {
 	for _, d := range []string{"Skip to content", "Shop the range", "All merch", "Privacy policy"} {
 		if strings.Contains(got, d) {
 			t.Errorf("kept %q: %s", d, got)
+		}
+	}
+}
+
+// checkCTALinks checks isCTALink on the first link of each HTML snippet.
+func checkCTALinks(t *testing.T, cases map[string]bool) {
+	t.Helper()
+	for src, want := range cases {
+		doc, err := html.Parse(strings.NewReader(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := isCTALink(findElement(doc, atom.A)); got != want {
+			t.Errorf("%s: %v, want %v", src, got, want)
 		}
 	}
 }

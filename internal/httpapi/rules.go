@@ -92,12 +92,7 @@ func selectorProblem(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return msgInvalidSelector
 	}
-	return boundsProblem(exprlimit.Selector(s))
-}
-
-// boundsProblem turns an exprlimit selector result into selectorProblem's
-// answer.
-func boundsProblem[T any](_ T, err error) string {
+	_, err := exprlimit.Selector(s)
 	var e *exprlimit.Error
 	switch {
 	case err == nil:
