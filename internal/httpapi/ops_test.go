@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -362,5 +363,43 @@ func TestReadyChecks(t *testing.T) {
 				t.Errorf("cause leaked to the unauthenticated body: %s", rec.Body)
 			}
 		})
+	}
+}
+
+// TestMetricsUnknownMethodsShareALabel: the method is the client's word; 200
+// made-up methods on known and unknown paths must not add a series each
+// (they did: 5,000 methods grew /metrics from 66 KB to 626 KB, no key
+// needed).
+func TestMetricsUnknownMethodsShareALabel(t *testing.T) {
+	t.Parallel()
+	l := setupLive(t, true)
+	for i := range 200 {
+		for _, path := range []string{"/v2/scrape", "/no/such/path"} {
+			l.call(t, fmt.Sprintf("M%dX", i), path, "", "")
+		}
+	}
+	fams := l.families(t)
+	series := 0
+	for _, m := range fams["firegate_http_requests_total"].GetMetric() {
+		series++
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == "method" && strings.HasPrefix(lp.GetValue(), "M") {
+				t.Errorf("a made-up method has its own series: %v", m.GetLabel())
+			}
+		}
+	}
+	if series > 4 {
+		t.Errorf("%d request series after 400 requests of made-up methods, want at most 4", series)
+	}
+	var other float64
+	for _, m := range fams["firegate_http_requests_total"].GetMetric() {
+		for _, lp := range m.GetLabel() {
+			if lp.GetName() == "method" && lp.GetValue() == "OTHER" {
+				other += m.GetCounter().GetValue()
+			}
+		}
+	}
+	if other != 400 {
+		t.Errorf("OTHER counted %v requests, want 400", other)
 	}
 }

@@ -162,8 +162,24 @@ func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration
 	if m == nil {
 		return
 	}
-	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+	m.httpRequests.WithLabelValues(route, methodLabel(method), strconv.Itoa(code)).Inc()
 	m.httpDuration.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// otherMethod labels every request method outside the standard set: the
+// method is the client's word, and a series per word would let anyone grow
+// the exposition (and the server's memory) without bound.
+const otherMethod = "OTHER"
+
+// methodLabel is method when it is one of HTTP's standard methods, else
+// otherMethod.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return otherMethod
 }
 
 // ObserveScrape records one scrape of the engine (scrape.Observer).
