@@ -183,6 +183,9 @@ func (c *Capability) validate(options map[string]any) *OptionsError {
 	if options == nil {
 		options = map[string]any{}
 	}
+	if k := c.collidingOption(options); k != "" {
+		return &OptionsError{Path: []string{k}, Message: fmt.Sprintf("%q is a query parameter the operator's tool URL sets; it cannot be given as an option", k)}
+	}
 	raw, err := json.Marshal(options)
 	if err != nil {
 		return &OptionsError{Message: "options are not valid JSON"}

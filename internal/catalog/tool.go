@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strings"
 )
 
 // callTool sends one call to an operator tool: POST with the options as a
@@ -33,6 +34,9 @@ func (s *Service) callTool(ctx context.Context, c *Capability, options map[strin
 		q := u.Query()
 		keys := make([]string, 0, len(options))
 		for k := range options {
+			if operatorParam(q, k) {
+				continue // the operator's parameters win (Validate refuses the option first)
+			}
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
@@ -83,6 +87,43 @@ func (s *Service) callTool(ctx context.Context, c *Capability, options map[strin
 		return json.RawMessage(body), resp.StatusCode, nil
 	}
 	return string(body), resp.StatusCode, nil
+}
+
+// collidingOption is the first option (in sorted order) of a GET tool that
+// names a query parameter of the operator's URL, or "": such an option would
+// replace what the operator set there, an API key among them. Names are
+// compared without case, as many servers read them.
+func (c *Capability) collidingOption(options map[string]any) string {
+	if c.Method != http.MethodGet || len(options) == 0 {
+		return ""
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || u.RawQuery == "" {
+		return ""
+	}
+	q := u.Query()
+	keys := make([]string, 0, len(options))
+	for k := range options {
+		if operatorParam(q, k) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	sort.Strings(keys)
+	return keys[0]
+}
+
+// operatorParam reports whether the tool URL's query q holds the parameter
+// k, compared without case.
+func operatorParam(q url.Values, k string) bool {
+	for name := range q {
+		if strings.EqualFold(name, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // queryValue writes an option as a query parameter: strings as they are,

@@ -66,7 +66,8 @@ func newToolServer(t testing.TB) *toolServer {
 			json.NewEncoder(w).Encode(map[string]any{"city": in["city"], "forecast": "sunny", "method": r.Method})
 		case "/query":
 			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"q": r.URL.Query().Get("q"), "n": r.URL.Query().Get("n"), "method": r.Method})
+			json.NewEncoder(w).Encode(map[string]any{"q": r.URL.Query().Get("q"), "n": r.URL.Query().Get("n"), "method": r.Method,
+				"apikey": r.URL.Query()["apikey"]})
 		case "/text":
 			w.Write([]byte("plain answer"))
 		case "/fail":
@@ -130,7 +131,7 @@ const catalogYAML = `providers:
       - path: search/query
         description: Query by GET
         method: GET
-        url: {{BASE}}/query
+        url: {{BASE}}/query?apikey=op-secret
         credits: 1
         domains: ["*.example.org"]
       - path: misc/text
@@ -382,7 +383,7 @@ func TestCatalogCalls(t *testing.T) {
 			t.Errorf("result 0: %v", r0)
 		}
 		r1 := results[1].(map[string]any)
-		if fmt.Sprint(r1["data"]) != "map[method:GET n:3 q:rain]" || r1["creditsCost"] != float64(1) {
+		if fmt.Sprint(r1["data"]) != "map[apikey:[op-secret] method:GET n:3 q:rain]" || r1["creditsCost"] != float64(1) {
 			t.Errorf("GET result: %v", r1)
 		}
 		wantErr := map[int]string{2: "upstream_error", 4: "response_too_large", 5: "timeout", 6: "tool_not_allowed"}
@@ -454,6 +455,31 @@ func TestCatalogCalls(t *testing.T) {
 			t.Errorf("the key of a request refused with 402, after credits were added: %d %v", status, got)
 		}
 	})
+}
+
+// TestCatalogGetToolKeepsOperatorParams: a GET tool's URL carries the
+// operator's query parameters (an API key among them); an option of the
+// same name, in any case, is a 400 naming it, and the tool never sees the
+// caller's value (it replaced the operator's before).
+func TestCatalogGetToolKeepsOperatorParams(t *testing.T) {
+	t.Parallel()
+	f := setupCatalog(t, teststore.SQLite(t))
+	_, key := f.team(t, enabled, 100)
+	for _, name := range []string{"apikey", "APIKey"} {
+		body := `{"catalog":{"provider":"weather","capability":"search/query","options":{"q":"x","` + name + `":"mine"}}}`
+		status, _, raw, got := f.post(t, key, "", body)
+		if status != 400 || got["code"] != "BAD_REQUEST" || !strings.Contains(fmt.Sprint(got["error"]), "options."+name) {
+			t.Errorf("option %s colliding with the operator's parameter: %d %s", name, status, raw)
+		}
+	}
+	if n := f.tools.count("/query"); n != 0 {
+		t.Errorf("the tool was called %d times with a colliding option", n)
+	}
+	status, _, raw, got := f.post(t, key, "", `{"catalog":{"provider":"weather","capability":"search/query","options":{"q":"x"}}}`)
+	results, _ := got["data"].(map[string]any)["alexandria"].([]any)
+	if status != 200 || len(results) != 1 || fmt.Sprint(results[0].(map[string]any)["data"]) != "map[apikey:[op-secret] method:GET n: q:x]" {
+		t.Errorf("plain GET call: %d %s", status, raw)
+	}
 }
 
 func teamOf(t *testing.T, f *catalogFixture, key string) string {
