@@ -15,6 +15,7 @@ import (
 
 	"github.com/firegate/firegate/internal/mail"
 	"github.com/firegate/firegate/internal/netguard"
+	"github.com/firegate/firegate/internal/proxypool"
 )
 
 // Config is every setting of the server, read from the environment once.
@@ -87,6 +88,10 @@ type Config struct {
 	LLMConcurrency  int            // LLM_MAX_CONCURRENCY: model calls in flight per process, default 4
 	LLMContext      int            // LLM_CONTEXT_TOKENS: the model's context; longer pages are cut into parts, default 32768
 	LLMMaxRetries   int            // LLM_MAX_RETRIES: retries of a call failing with 429, 5xx or a connection error, default 2
+
+	// Outbound proxies (see internal/proxypool).
+	BasicProxies    *proxypool.Pool // PROXY_URLS: the basic pool, comma-separated [CC=]scheme://[user:pass@]host:port (http, https, socks5); empty = direct
+	EnhancedProxies *proxypool.Pool // ENHANCED_PROXY_URLS: the enhanced pool, same form; empty = the basic pool
 }
 
 // LLMConfigured reports whether a language model endpoint is set.
@@ -191,6 +196,18 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 		if _, err := netguard.New(netguard.Options{Allow: c.AllowTargets}); err != nil {
 			errs = append(errs, fmt.Errorf("ALLOW_TARGETS: %w", err))
+		}
+	}
+	for _, pv := range []struct {
+		name string
+		dst  **proxypool.Pool
+	}{{"PROXY_URLS", &c.BasicProxies}, {"ENHANCED_PROXY_URLS", &c.EnhancedProxies}} {
+		if v := getenv(pv.name); strings.TrimSpace(v) != "" {
+			pool, err := proxypool.Parse(v, proxypool.Options{})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", pv.name, err))
+			}
+			*pv.dst = pool
 		}
 	}
 	if c.BrowserProxyURL != "" {

@@ -292,3 +292,36 @@ func TestLoadConfigSMTP(t *testing.T) {
 		}
 	}
 }
+
+func TestLoadConfigProxies(t *testing.T) {
+	t.Parallel()
+	c, err := loadConfig(env(map[string]string{
+		"PROXY_URLS":          "DE=http://u:p@10.0.0.5:3128, socks5://10.0.0.6:1080",
+		"ENHANCED_PROXY_URLS": "US=https://res.example:8443",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BasicProxies.Len() != 2 || c.EnhancedProxies.Len() != 1 || c.BasicProxies.Proxies()[0].Country() != "DE" {
+		t.Errorf("pools: basic %v, enhanced %v", c.BasicProxies.Proxies(), c.EnhancedProxies.Proxies())
+	}
+	// A malformed entry stops the server at start, named, credentials
+	// masked.
+	_, err = loadConfig(env(map[string]string{
+		"PROXY_URLS":          "http://ok:3128,ftp://alice:hunter2@10.0.0.5:21",
+		"ENHANCED_PROXY_URLS": "de=http://bob:pw@x:1",
+	}))
+	if err == nil {
+		t.Fatal("malformed proxy entries accepted")
+	}
+	for _, want := range []string{`PROXY_URLS: entry 2 (ftp://***@10.0.0.5:21): scheme "ftp"`, `ENHANCED_PROXY_URLS: entry 1 (de=http://***@x:1): country "de"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	for _, secret := range []string{"alice", "hunter2", "bob", ":pw"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error shows a credential (%s): %v", secret, err)
+		}
+	}
+}
