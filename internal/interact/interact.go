@@ -26,6 +26,7 @@ import (
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/fairshare"
 	"github.com/firegate/firegate/internal/store"
 )
 
@@ -127,8 +128,9 @@ type Manager struct {
 	live    map[string]*live // by session id
 	pending map[string]int   // sessions being opened, by team
 	opening int              // sessions being opened, in all
-	// runners bounds the code runner processes alive at once.
-	runners chan struct{}
+	// runners bounds the code runner processes alive at once, shared
+	// fairly between teams (runner.go).
+	runners *fairshare.Pool
 	// purged is when Reap last purged old recordings (m.mu).
 	purged time.Time
 }
@@ -172,7 +174,7 @@ func New(cfg Config) *Manager {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Manager{cfg: cfg, log: cfg.Log, now: cfg.Now, live: map[string]*live{}, pending: map[string]int{},
-		runners: make(chan struct{}, max(2, 2*runtime.NumCPU()))}
+		runners: newRunners(runtime.NumCPU())}
 }
 
 // Profile names persistent browser storage for a session.

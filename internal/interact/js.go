@@ -75,12 +75,11 @@ func (m *Manager) Execute(ctx context.Context, rec store.InteractSession, p Exec
 	m.touch(ctx, l)
 	defer m.touch(ctx, l)
 	defer l.kickRecorder() // a snapshot of what the code left
-	select {
-	case m.runners <- struct{}{}:
-	case <-ctx.Done():
-		return ExecResult{}, ctx.Err()
+	release, err := m.runners.Acquire(ctx, rec.TeamID)
+	if err != nil {
+		return ExecResult{}, err
 	}
-	defer func() { <-m.runners }()
+	defer release()
 	if m.sandboxed(p.Language) {
 		return m.runSandboxed(ctx, l, p)
 	}

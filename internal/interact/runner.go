@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/firegate/firegate/internal/fairshare"
 	"github.com/firegate/firegate/internal/sandbox"
 )
 
@@ -18,6 +19,22 @@ import (
 // session's page through a DevTools connection confined to the session
 // (CDP_URL in its environment; node programs get page, browser and
 // context from playwright-core).
+
+// newRunners is the pool of code runners (a JavaScript child process or a
+// sandbox each) of a machine of cpus CPUs: two per CPU, shared between
+// teams by internal/fairshare. A team may use the runners others leave
+// idle but never the last quarter of them (at least one): another team's
+// first program starts at once however many long programs the first
+// keeps running, and a freed runner goes to the waiting team that holds
+// the fewest.
+func newRunners(cpus int) *fairshare.Pool {
+	slots := max(2, 2*cpus)
+	p, err := fairshare.New(fairshare.Config{Slots: slots, MaxPerKey: slots - max(1, slots/4)})
+	if err != nil {
+		panic(err) // slots >= 2
+	}
+	return p
+}
 
 // Runner runs programs in a sandbox; *sandbox.Sandbox implements it.
 type Runner interface {

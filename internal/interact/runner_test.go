@@ -7,11 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/firegate/firegate/internal/sandbox"
+	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/testenv"
 )
 
@@ -119,5 +123,118 @@ console.log(r.status(), await page.title());
 	res, err = m.Execute(ctx, rec, ExecParams{Language: "javascript", Timeout: 10 * time.Second, Code: `console.log(await page.title(), await page.evaluate(() => document.querySelector('h1').textContent))`})
 	if err != nil || res.Stdout != "Next second page\n" {
 		t.Fatalf("the session after the program: %+v %v", res, err)
+	}
+}
+
+// startSignal is a Runner (the real sandbox) that tells when a run
+// starts.
+type startSignal struct {
+	Runner
+	started chan string // the code of each run started
+}
+
+func (s startSignal) Run(ctx context.Context, sp sandbox.Spec) (sandbox.Result, error) {
+	select {
+	case s.started <- sp.Code:
+	default: // nobody counts any more
+	}
+	return s.Runner.Run(ctx, sp)
+}
+
+// teamB is a second team (runner tests).
+const teamB = "0195e0a0-0000-7000-8000-00000000000b"
+
+// saturate keeps team's session of m running n `sleep` programs of
+// sleep seconds each (one after another in n goroutines) until ctx ends;
+// it returns how many of them ended before ctx did.
+func saturate(ctx context.Context, t testing.TB, m *Manager, rec store.InteractSession, n, sleep int) (ended *atomic.Int64, wait func()) {
+	ended = &atomic.Int64{}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				res, err := m.Execute(ctx, rec, ExecParams{Language: "bash", Code: fmt.Sprintf("sleep %d", sleep), Timeout: time.Duration(sleep+10) * time.Second})
+				if ctx.Err() != nil {
+					return
+				}
+				if err != nil || res.ExitCode != 0 {
+					t.Errorf("the saturating program: %+v %v", res, err)
+					return
+				}
+				ended.Add(1)
+			}
+		})
+	}
+	return ended, wg.Wait
+}
+
+// TestRunnersSharedBetweenTeams: with one team keeping more long
+// programs going than there are code runners, another team's short
+// program runs at once, while every program of the first is still
+// running (before, it waited for one of them to end: 18.8 s behind four
+// `sleep 20`).
+func TestRunnersSharedBetweenTeams(t *testing.T) {
+	sig := startSignal{Runner: testSandbox(t, sandbox.Bash), started: make(chan string, 64)}
+	m := New(Config{Store: testStore(t), Browser: testPool(t), Runner: sig, Log: testenv.Logger(t)})
+	ctx := ctxFor(t, testenv.Patient(120*time.Second))
+	recA, err := m.Create(ctx, CreateParams{TeamID: team, TTL: time.Minute, ActivityTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Delete(context.WithoutCancel(ctx), team, recA.ID)
+	recB, err := m.Create(ctx, CreateParams{TeamID: teamB, TTL: time.Minute, ActivityTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Delete(context.WithoutCancel(ctx), teamB, recB.ID)
+
+	slots := max(2, 2*runtime.NumCPU())
+	aCtx, stopA := context.WithCancel(ctx)
+	ended, wait := saturate(aCtx, t, m, recA, slots+2, 20)
+	defer wait()
+	defer stopA()
+	// Team A holds every runner it may (the rest of its programs wait).
+	for range m.runners.Stats().MaxPerKey {
+		<-sig.started
+	}
+	res, err := m.Execute(ctx, recB, ExecParams{Language: "bash", Code: "echo b", Timeout: 20 * time.Second})
+	if err != nil || res.Stdout != "b\n" {
+		t.Fatalf("team B: %+v %v", res, err)
+	}
+	if n := ended.Load(); n != 0 {
+		t.Fatalf("team B's program ran only after %d of team A's ended", n)
+	}
+	if held, waiting := m.runners.Held(team); held != m.runners.Stats().MaxPerKey || waiting == 0 {
+		t.Errorf("team A holds %d runners, %d waiting; want %d and some waiting", held, waiting, m.runners.Stats().MaxPerKey)
+	}
+}
+
+// BenchmarkRunnersOtherTeam is another team's `echo` while one team
+// keeps more `sleep 20` programs going than there are code runners: the
+// other team's wait under saturation.
+func BenchmarkRunnersOtherTeam(b *testing.B) {
+	sig := startSignal{Runner: testSandbox(b, sandbox.Bash), started: make(chan string, 1024)}
+	m := New(Config{Store: testStore(b), Browser: testPool(b), Runner: sig, Log: testenv.Logger(b)})
+	ctx := b.Context()
+	recA, err := m.Create(ctx, CreateParams{TeamID: team, TTL: time.Hour, ActivityTTL: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	recB, err := m.Create(ctx, CreateParams{TeamID: teamB, TTL: time.Hour, ActivityTTL: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	aCtx, stopA := context.WithCancel(ctx)
+	_, wait := saturate(aCtx, b, m, recA, max(2, 2*runtime.NumCPU())+2, 20)
+	defer wait()
+	defer stopA()
+	for range m.runners.Stats().MaxPerKey {
+		<-sig.started // team A holds the runners it may
+	}
+	for b.Loop() {
+		res, err := m.Execute(ctx, recB, ExecParams{Language: "bash", Code: "echo b", Timeout: time.Minute})
+		if err != nil || res.Stdout != "b\n" {
+			b.Fatalf("team B: %+v %v", res, err)
+		}
 	}
 }
