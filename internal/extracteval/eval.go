@@ -248,3 +248,43 @@ func WriteComparison(w io.Writer, title string, systems []System, keep func(*Pag
 		fmt.Fprintf(w, " %.1f%% | %.1f%% | %.1f |\n", pct(all.WithFound, all.With), pct(all.WithoutFound, all.Without), ms)
 	}
 }
+
+// Column is a column of WriteCorpora: a corpus, or the part of one Keep
+// accepts.
+type Column struct {
+	Name string
+	Keep func(*Page) bool
+}
+
+// Row is a system's results in WriteCorpora, one slice per column.
+type Row struct {
+	Name    string
+	Results [][]Result
+}
+
+// WriteCorpora prints one row per system and one column per corpus: mean
+// word F1, precision and recall of the pages each column keeps.
+func WriteCorpora(w io.Writer, title string, cols []Column, rows []Row) {
+	fmt.Fprintf(w, "\n%s\n\n| system |", title)
+	for _, c := range cols {
+		fmt.Fprintf(w, " %s |", c.Name)
+	}
+	fmt.Fprint(w, "\n| - |")
+	for range cols {
+		fmt.Fprint(w, " -: |")
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |", r.Name)
+		for i, c := range cols {
+			if i >= len(r.Results) {
+				fmt.Fprint(w, " - |")
+				continue
+			}
+			s := Summarize(r.Results[i], c.Keep)["all"]
+			m := s.Mean()
+			fmt.Fprintf(w, " **%.3f** (%.3f / %.3f) |", m.F, m.P, m.R)
+		}
+		fmt.Fprintln(w)
+	}
+}

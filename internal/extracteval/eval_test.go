@@ -1,8 +1,12 @@
 package extracteval
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -226,5 +230,44 @@ func TestParseStructureQuotedFence(t *testing.T) {
 	}
 	if e.Count(KindHeading, "2:after the quote") != 1 || e.Count(KindListItem, "an item") != 1 {
 		t.Errorf("headings %v, list items %v: the text after the quote was taken as code", e.Keys(KindHeading), e.Keys(KindListItem))
+	}
+}
+
+func TestHTMLText(t *testing.T) {
+	got := HTMLText(`<div><h2>Title</h2><p>One <a href="/x">link</a>ed word<br>next line</p><ul><li>a</li><li>b</li></ul><script>x()</script></div>`)
+	want := "Title\nOne linked word\nnext line\na\nb"
+	if got != want {
+		t.Errorf("HTMLText = %q, want %q", got, want)
+	}
+}
+
+// TestLoadReadabilityCorpus reads a page in the layout of Readability's
+// test pages.
+func TestLoadReadabilityCorpus(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "pages", "sample")
+	if err := os.MkdirAll(page, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var src bytes.Buffer
+	z := gzip.NewWriter(&src)
+	z.Write([]byte(`<html><body><nav><a href="/">Menu</a> <a href="/b">Blog</a></nav><article><p>The article text, long enough to be taken for one by the extractor.</p></article></body></html>`))
+	z.Close()
+	if err := os.WriteFile(filepath.Join(page, "source.html.gz"), src.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(page, "expected.html"), []byte(`<div><p>The article text, long enough to be taken for one by the extractor.</p></div>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pages, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) != 1 || pages[0].ID != "sample" || pages[0].Text != "The article text, long enough to be taken for one by the extractor." || pages[0].URL != ReadabilityURL || !strings.Contains(string(pages[0].HTML), "<nav>") {
+		t.Fatalf("pages = %+v", pages)
+	}
+	rs := Evaluate(context.Background(), pages, Firegate)
+	if rs[0].Score.F != 1 {
+		t.Errorf("F1 = %v, want 1", rs[0].Score.F)
 	}
 }

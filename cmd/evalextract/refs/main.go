@@ -5,6 +5,11 @@
 //
 //	cd cmd/evalextract/refs && go run . -corpus ../../../../shared/corpus/wcxb-dev
 //
+// The corpus is of either layout extracteval.Load reads (WCXB's or
+// Readability's test pages). With -texts FILE it only writes each
+// library's text of each page to FILE as JSON (system name -> page id ->
+// text), for cmd/evalextract, which scores them beside the server's.
+//
 // It builds against the server's code in this checkout (a replace
 // directive); when the root go.mod gains a dependency, run go mod tidy here.
 //
@@ -20,6 +25,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net/url"
@@ -43,15 +49,29 @@ func main() {
 	corpus := flag.String("corpus", "../../../../shared/corpus/wcxb-dev", "corpus directory")
 	only := flag.String("type", "", "evaluate only pages of this type")
 	dump := flag.String("dump", "", "write html-to-markdown's markdown of each page to DIR/ID.md")
+	texts := flag.String("texts", "", "only write each library's text of each page to FILE (JSON: system -> page id -> text)")
 	flag.Parse()
+	if *texts != "" {
+		if err := writeTexts(*corpus, *texts); err != nil {
+			fmt.Fprintln(os.Stderr, "refs:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*corpus, *only, *dump); err != nil {
 		fmt.Fprintln(os.Stderr, "refs:", err)
 		os.Exit(1)
 	}
 }
 
+// Reference system names, as cmd/evalextract shows them.
+const (
+	trafilaturaName = "go-trafilatura v1.12.2 (fallback on)"
+	readabilityName = "go-readability (readeck)"
+)
+
 func run(dir, only, dump string) error {
-	pages, err := extracteval.LoadCorpus(dir)
+	pages, err := extracteval.Load(dir)
 	if err != nil {
 		return err
 	}
@@ -59,14 +79,36 @@ func run(dir, only, dump string) error {
 	ctx := context.Background()
 	systems := []extracteval.System{
 		{Name: "firegate (onlyMainContent markdown)", Results: extracteval.Evaluate(ctx, pages, extracteval.Firegate)},
-		{Name: "go-trafilatura v1.12.2 (fallback on)", Results: extracteval.Evaluate(ctx, pages, trafilaturaText)},
-		{Name: "go-readability (readeck)", Results: extracteval.Evaluate(ctx, pages, readabilityText)},
+		{Name: trafilaturaName, Results: extracteval.Evaluate(ctx, pages, trafilaturaText)},
+		{Name: readabilityName, Results: extracteval.Evaluate(ctx, pages, readabilityText)},
 	}
 	w := os.Stdout
 	extracteval.WriteComparison(w, "dev (4/5 of the domains), word F1", systems, extracteval.Dev)
 	extracteval.WriteComparison(w, "held-out (1/5 of the domains), word F1", systems, extracteval.Held)
 	extracteval.WriteComparison(w, "all pages, word F1", systems, extracteval.All)
 	return compareConverters(ctx, pages, dump)
+}
+
+// writeTexts writes both libraries' text of every page of dir to path.
+func writeTexts(dir, path string) error {
+	pages, err := extracteval.Load(dir)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	out := map[string]map[string]string{}
+	for name, ex := range map[string]extracteval.Extractor{trafilaturaName: trafilaturaText, readabilityName: readabilityText} {
+		m := make(map[string]string, len(pages))
+		for i := range pages {
+			m[pages[i].ID], _ = ex(ctx, &pages[i])
+		}
+		out[name] = m
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // compareConverters converts each page's cleaned main content with the
