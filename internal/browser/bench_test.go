@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -300,5 +301,69 @@ func BenchmarkRenderSequence(b *testing.B) {
 			b.ReportMetric(float64((processTreeCPU(root)-c0).Milliseconds())/float64(b.N), "chrome-cpu-ms/op")
 			b.ReportMetric(float64(started)/float64(b.N), "procs/op")
 		})
+	}
+}
+
+// floodPage logs n strings of mb megabytes each to the console, then shows
+// its text.
+func floodPage(n, mb int) string {
+	return fmt.Sprintf(`<!doctype html><html><body><p id="t">flooding</p><script>
+const s = 'x'.repeat(%d * 1024 * 1024);
+for (let i = 0; i < %d; i++) console.log(s + i);
+document.getElementById('t').textContent = 'flooded';
+</script></body></html>`, mb, n)
+}
+
+// BenchmarkConsoleFlood renders a page that logs 4 x 100 MB to the console
+// and reports the server's peak RSS during the render (the kernel's
+// high-water mark, reset before each render) and the render's time.
+func BenchmarkConsoleFlood(b *testing.B) {
+	p := testPool(b)
+	s := newSite(b, map[string]string{"/": floodPage(4, 100), "/small": benchPage}, nil)
+	ctx := testCtx(b, 10*time.Minute)
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/small"}); err != nil { // start Chrome
+		b.Fatal(err)
+	}
+	var peak, base int64
+	var took time.Duration
+	for b.Loop() {
+		debug.FreeOSMemory()
+		base = rssKB("VmRSS")
+		resetPeakRSS(b)
+		t0 := time.Now()
+		res, err := p.Render(ctx, Request{URL: s.URL + "/"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		took = time.Since(t0)
+		if !strings.Contains(res.HTML, "flooded") {
+			b.Fatalf("html %q", res.HTML)
+		}
+		peak = max(peak, rssKB("VmHWM"))
+	}
+	b.ReportMetric(float64(base)/1024, "base-MB")
+	b.ReportMetric(float64(peak)/1024, "peak-MB")
+	b.ReportMetric(took.Seconds(), "s/render")
+}
+
+// rssKB reads a field (VmRSS, VmHWM) of /proc/self/status in kB.
+func rssKB(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS resets the kernel's high-water mark of this process's RSS.
+func resetPeakRSS(b *testing.B) {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Skipf("cannot reset the peak RSS: %v", err)
 	}
 }
