@@ -4,12 +4,21 @@
 // and stops after -n requests or -d, whichever comes first.
 //
 //	go run ./cmd/loadtest -key KEY -c 32 -d 20s -pid $(pgrep -n server)
+//
+// With -compare it measures side by side in one run instead: it builds and
+// starts the server (./cmd/server, or the binaries of -bin) and the minimal
+// fetch + readability + html-to-markdown pipeline of cmd/loadtest/minimal,
+// then drives each in turn, alternating, -rounds times at each concurrency
+// of -cs, and prints per run and per server the scrapes per second, the
+// ratio to the minimal pipeline, the server's CPU per request and its peak
+// RSS:
+//
+//	go run ./cmd/loadtest -compare -cs 8,32 -rounds 2 -d 10s
 package main
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -42,6 +51,12 @@ func run() error {
 	formats := flag.String("formats", "markdown", "comma-separated formats")
 	pid := flag.Int("pid", 0, "server process id, to report its peak RSS (Linux)")
 	cached := flag.Bool("cache", false, "let the server cache (API defaults) instead of sending maxAge:0 and storeInCache:false")
+	side := flag.Bool("compare", false, "start the server(s) and the minimal pipeline and measure them side by side")
+	bins := flag.String("bin", "", "with -compare: name=path,... of server binaries (default: go build ./cmd/server)")
+	minimal := flag.String("minimal", "", "with -compare: the minimal pipeline's binary (default: go build in cmd/loadtest/minimal)")
+	concs := flag.String("cs", "8,32", "with -compare: the concurrencies, comma-separated")
+	rounds := flag.Int("rounds", 2, "with -compare: runs of each server at each concurrency, alternated")
+	warmup := flag.Duration("warmup", 2*time.Second, "with -compare: unmeasured load before each run")
 	flag.Parse()
 
 	if *target == "" {
@@ -58,13 +73,20 @@ func run() error {
 		defer srv.Close()
 		*target = "http://" + ln.Addr().String() + "/article"
 	}
-	req := map[string]any{"url": *target, "formats": strings.Split(*formats, ",")}
-	if !*cached {
-		req["maxAge"], req["storeInCache"] = 0, false
-	}
-	body, err := json.Marshal(req)
+	body, err := requestBody(*target, *formats, *cached)
 	if err != nil {
 		return err
+	}
+	if *side {
+		c := compareConfig{bins: *bins, minimal: *minimal, rounds: *rounds, dur: *dur, warmup: *warmup, target: *target, body: body}
+		for v := range strings.SplitSeq(*concs, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 {
+				return fmt.Errorf("-cs: %q is not a concurrency", v)
+			}
+			c.concs = append(c.concs, n)
+		}
+		return compare(c)
 	}
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc * 2, MaxConnsPerHost: *conc * 2}}
