@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -248,9 +249,9 @@ func serveChild(ctx context.Context, page Page, stdin io.Writer, stdout io.Reade
 				_, err = page.Do(ctx, m.Acts...)
 			}
 		case "evaluate":
-			v, err = page.Evaluate(ctx, m.Text)
+			v, err = evaluateBounded(ctx, page, "page.evaluate", m.Text)
 		case "content":
-			v, err = page.Content(ctx)
+			v, err = contentBounded(ctx, page)
 		case "screenshot":
 			v, err = page.Screenshot(ctx, m.Full)
 		default:
@@ -279,4 +280,117 @@ func errorText(err error) string {
 		return ae.Reason
 	}
 	return err.Error()
+}
+
+// MaxPageValue bounds what code reads from the page in one call
+// (page.evaluate, page.content, url, title): the length of the value's
+// JSON, measured in the page before the value leaves it.
+const MaxPageValue = 8 << 20
+
+// boundedScript evaluates a script (its source, a JSON string: never
+// parsed as part of this wrapper's text) in the page as Evaluate does (an
+// expression or statements, else the body of an async function when it
+// uses return or await), awaits its value, and returns a small object
+// instead of the value: {t: its type, j: its JSON} when that JSON is at
+// most max characters long, {t, u: its text} for a number or bigint that
+// JSON has no form for, {t} without JSON, or {t: "error", e: why} when it
+// threw, rejected, or its JSON is longer than max. Only primitive strings
+// of bounded length leave the page whatever the page's scripts have
+// redefined (a string's length, typeof and the + of numbers and strings
+// cannot be changed). eval of data runs under the page's CSP because
+// Runtime.evaluate allows it (allowUnsafeEvalBlockedByCSP defaults to true).
+const boundedScript = `(async (src, what, max) => {
+const fail = (e) => {
+	let m = "an exception";
+	try {
+		if (e !== null && typeof e === "object" && typeof e.message === "string") {
+			const n = typeof e.name === "string" && e.name !== "" ? e.name : "Error";
+			m = e.message === "" ? n : n + ": " + e.message;
+		} else if (typeof e === "string") {
+			m = "uncaught \"" + e + "\"";
+		} else {
+			m = "uncaught " + e;
+		}
+	} catch (_) {}
+	if (typeof m !== "string") m = "an exception";
+	if (m.length > 2000) m = "an error message of " + m.length + " characters";
+	return {t: "error", e: "script error: " + m};
+};
+let v;
+try {
+	try {
+		v = (0, eval)(src);
+	} catch (e) {
+		if (!(e instanceof SyntaxError) || !/Illegal return|await/.test(e.message)) throw e;
+		v = (0, eval)("(async () => {\n" + src + "\n})()");
+	}
+	v = await v;
+} catch (e) {
+	return fail(e);
+}
+const t = typeof v;
+if (t === "number" && (v !== v || v === Infinity || v === -Infinity || (v === 0 && 1 / v < 0))) return {t, u: v === 0 ? "-0" : "" + v};
+if (t === "bigint") return {t, u: v + "n"};
+let j;
+try {
+	j = JSON.stringify(v);
+} catch (e) {
+	return fail(e);
+}
+if (typeof j !== "string") return {t};
+if (j.length > max) return {t: "error", e: what + ": the result is " + j.length + " characters of JSON, more than the limit of " + max + " (" + (max / 1048576) + " MiB)"};
+return {t, j};
+})(%s, %s, %d)`
+
+// evaluateBounded runs script in the page as page.Evaluate does, but the
+// value is measured in the page and refused past MaxPageValue (an error
+// naming the limit) before it is sent: the server never reads more than
+// that of it. The value is its JSON (a json.RawMessage).
+func evaluateBounded(ctx context.Context, page Page, what, script string) (actions.JSReturn, error) {
+	src, err := json.Marshal(script)
+	if err != nil {
+		return actions.JSReturn{}, err
+	}
+	name, _ := json.Marshal(what)
+	r, err := page.Evaluate(ctx, fmt.Sprintf(boundedScript, src, name, MaxPageValue))
+	if err != nil {
+		return actions.JSReturn{}, err
+	}
+	o, _ := r.Value.(map[string]any)
+	t, _ := o["t"].(string)
+	switch {
+	case t == "":
+		return actions.JSReturn{}, fmt.Errorf("%s: the page did not answer as expected", what)
+	case t == "error":
+		e, _ := o["e"].(string)
+		first, _, _ := strings.Cut(e, "\n")
+		return actions.JSReturn{}, errors.New(first)
+	}
+	v := actions.JSReturn{Type: t}
+	if u, ok := o["u"].(string); ok {
+		v.Value = u
+	} else if j, ok := o["j"].(string); ok {
+		if !json.Valid([]byte(j)) {
+			return actions.JSReturn{}, fmt.Errorf("%s: the result is not JSON", what)
+		}
+		v.Value = json.RawMessage(j)
+	}
+	return v, nil
+}
+
+// contentBounded is the page's URL and HTML, at most MaxPageValue of it.
+func contentBounded(ctx context.Context, page Page) (actions.Scrape, error) {
+	v, err := evaluateBounded(ctx, page, "page.content", `({url: location.href, html: document.documentElement ? document.documentElement.outerHTML : ""})`)
+	if err != nil {
+		return actions.Scrape{}, err
+	}
+	var doc struct {
+		URL  string `json:"url"`
+		HTML string `json:"html"`
+	}
+	raw, _ := v.Value.(json.RawMessage)
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return actions.Scrape{}, fmt.Errorf("page.content: %w", err)
+	}
+	return actions.Scrape{URL: doc.URL, HTML: doc.HTML}, nil
 }
