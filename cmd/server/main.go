@@ -48,6 +48,7 @@ import (
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/netguard"
+	"github.com/firegate/firegate/internal/proxypool"
 	"github.com/firegate/firegate/internal/sandbox"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
@@ -375,7 +376,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	}
 	engine := scrape.New(scrape.Config{Threat: threats, Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
-		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext})
+		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext,
+		Proxies: proxypool.Pools{Basic: cfg.BasicProxies, Enhanced: cfg.EnhancedProxies}})
+	if n, m := cfg.BasicProxies.Len(), cfg.EnhancedProxies.Len(); n+m > 0 {
+		log.InfoContext(ctx, "outbound proxies", "basic", n, "enhanced", m)
+	}
 	rc := crawljob.RunnerConfig{Scraper: engine, Mapper: mapper, Fetcher: fetcher, Threat: threats,
 		Ledger: ledger, Limiter: limiter}
 	if obs.m != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/pause"
+	"github.com/firegate/firegate/internal/proxypool"
 )
 
 // Viewport is a width and height in CSS pixels.
@@ -75,6 +76,10 @@ type Request struct {
 	// main frame (the page, each redirect hop, later navigations); a
 	// request it refuses fails as blocked by the client.
 	CheckHop func(u *url.URL) error
+	// Proxy, when set, carries every connection of the render (the page,
+	// its sub-resources, workers and WebSockets) behind the guarded proxy;
+	// nil connects directly (through the guarded proxy only).
+	Proxy *proxypool.Proxy
 }
 
 // Result is the rendered page.

@@ -349,6 +349,9 @@ func (w *pageWorker) work(ctx context.Context, job *river.Job[pageArgs]) error {
 	if a.Hidden {
 		opts.ChangeVisibility = scrape.VisibilityHidden
 	}
+	if c.job.Kind == store.JobCrawl {
+		opts.ProxySession = a.Job // one proxy per host for the whole crawl
+	}
 	if discover && !wantLinks {
 		opts.Formats = append(append([]scrape.Format(nil), opts.Formats...), scrape.Format{Type: scrape.FormatLinks})
 	}

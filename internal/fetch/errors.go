@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/url"
 	"strings"
+
+	"github.com/firegate/firegate/internal/proxypool"
 )
 
 // Sentinel errors returned (wrapped, with detail) by Client.Do. Callers
@@ -34,6 +36,11 @@ var (
 	ErrConnection = errors.New("fetch: connection failed")
 	// ErrInvalidURL means the requested URL is not an absolute http(s) URL.
 	ErrInvalidURL = errors.New("fetch: invalid url")
+	// ErrProxy means the request's proxy failed: it could not be reached,
+	// or refused the handshake or the credentials (the error also wraps a
+	// *proxypool.ProxyError, whose text masks the credentials). A target
+	// the proxy could not reach is ErrConnection.
+	ErrProxy = errors.New("fetch: proxy failed")
 )
 
 // classify maps a transport or body-read error to one of the sentinels. ctx
@@ -51,6 +58,9 @@ func classify(ctx context.Context, err error) error {
 			}
 			return fmt.Errorf("%w: %w", s, inner)
 		}
+	}
+	if _, ok := errors.AsType[*proxypool.ProxyError](err); ok && ctx.Err() == nil {
+		return fmt.Errorf("%w: %w", ErrProxy, unwrapURLError(err))
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%w: %w", ErrTimeout, unwrapURLError(err))

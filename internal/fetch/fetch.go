@@ -23,6 +23,7 @@ import (
 
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/netguard"
+	"github.com/firegate/firegate/internal/proxypool"
 )
 
 const (
@@ -75,6 +76,8 @@ type Client struct {
 	verify *http.Transport // certificate verification on
 	skip   *http.Transport // certificate verification off
 	pools  *pools
+	// proxied holds the transports of the proxies requests asked for.
+	proxied proxied
 }
 
 // New returns a Client with shared keep-alive pools. A nil log discards.
@@ -127,6 +130,7 @@ func (c *Client) newTransport(skipVerify bool) *http.Transport {
 func (c *Client) CloseIdleConnections() {
 	c.verify.CloseIdleConnections()
 	c.skip.CloseIdleConnections()
+	c.closeProxied()
 }
 
 // Request describes one fetch.
@@ -149,6 +153,9 @@ type Request struct {
 	// CheckHop, when set, is asked about every redirect hop before it is
 	// followed; its error ends the fetch (wrapped, unclassified).
 	CheckHop func(u *url.URL) error
+	// Proxy, when set, carries the request and its redirects (see
+	// proxied.go); nil connects directly.
+	Proxy *proxypool.Proxy
 }
 
 // Response is a fetched page. Non-2xx statuses are normal responses.
@@ -174,8 +181,8 @@ type Response struct {
 
 // Do GETs req.URL. The deadline comes from ctx and covers the whole
 // exchange, including reading the body. Errors wrap one of ErrDNS,
-// ErrTimeout, ErrTLS, ErrBlocked, ErrTooManyRedirects, ErrConnection or
-// ErrInvalidURL (or context.Canceled when ctx was cancelled).
+// ErrTimeout, ErrTLS, ErrBlocked, ErrTooManyRedirects, ErrConnection,
+// ErrProxy or ErrInvalidURL (or context.Canceled when ctx was cancelled).
 func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil {
@@ -190,8 +197,11 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
 	hreq.Header = full.Clone() // the client may add cookies to it
-	tr := c.verify
-	if req.SkipTLSVerify {
+	var tr http.RoundTripper = c.verify
+	switch {
+	case req.Proxy != nil:
+		tr = c.proxyTransport(req.Proxy, req.SkipTLSVerify)
+	case req.SkipTLSVerify:
 		tr = c.skip
 	}
 	// A per-request jar lets cookie-setting redirect chains (consent and

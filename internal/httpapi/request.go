@@ -469,7 +469,7 @@ func (v *validator) location(path []any, raw json.RawMessage) scrape.Location {
 		case !knownCountry(s):
 			v.addCustom(at(path, "country"), codeCustom, msgInvalidCountry)
 		default:
-			loc.Country = s
+			loc.Country, loc.CountryNamed = s, true
 		}
 	}
 	if present(m, "languages") {

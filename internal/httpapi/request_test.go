@@ -216,7 +216,7 @@ func TestDecodeScrapeRequestOK(t *testing.T) {
 			}},
 		{name: "location", body: with(`"location":{"country":"DE","languages":["de-DE","en"]}`),
 			want: func(o *scrape.Options) {
-				o.Location = scrape.Location{Country: "DE", Languages: []string{"de-DE", "en"}}
+				o.Location = scrape.Location{Country: "DE", Languages: []string{"de-DE", "en"}, CountryNamed: true}
 			}},
 		{name: "location empty object", body: with(`"location":{}`), want: func(*scrape.Options) {}},
 		{name: "proxy stealth is enhanced", body: with(`"proxy":"stealth"`),

@@ -377,3 +377,19 @@ func (p *Policy) Resolve(ctx context.Context, host string, port uint16) ([]netip
 	}
 	return ok, nil
 }
+
+// CheckTarget decides on a connection another party makes for us, as a
+// proxy that resolves names itself: it resolves host (or takes the
+// literal) and refuses it unless the policy admits one of its addresses
+// for port. The party may resolve the name otherwise (another DNS, a
+// later answer), so what it can reach must be limited by other means too;
+// this refuses what the server can tell is not allowed before handing
+// the name over. A lookup failure is returned as such; a refusal is a
+// *BlockedError.
+func (p *Policy) CheckTarget(ctx context.Context, host string, port uint16) error {
+	if p.allowAll {
+		return nil
+	}
+	_, err := p.Resolve(ctx, host, port)
+	return err
+}

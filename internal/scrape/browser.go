@@ -48,8 +48,9 @@ func prefersBrowser(o *Options) bool {
 
 // renderInBrowser renders the page in Chrome and turns the result into a
 // fetched response plus the browser-only outputs.
-func (e *Engine) renderInBrowser(ctx context.Context, o *Options) (*fetch.Response, *browser.Result, error) {
+func (e *Engine) renderInBrowser(ctx context.Context, o *Options, rt *route) (*fetch.Response, *browser.Result, error) {
 	req := browser.Request{
+		Proxy:         rt.Proxy,
 		URL:           o.URL,
 		Team:          o.TeamID,
 		Headers:       o.Headers,

@@ -27,6 +27,7 @@ import (
 	"github.com/firegate/firegate/internal/pagemeta"
 	"github.com/firegate/firegate/internal/pause"
 	"github.com/firegate/firegate/internal/product"
+	"github.com/firegate/firegate/internal/proxypool"
 	"github.com/firegate/firegate/internal/threat"
 )
 
@@ -49,6 +50,7 @@ type Engine struct {
 	llm      LLM             // nil: the model formats answer SCRAPE_LLM_NOT_CONFIGURED
 	changes  ChangeStore     // nil: changeTracking answers SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED
 	threat   *threat.Checker // nil: only the request's own threatProtection lists
+	proxies  proxypool.Pools // the basic and enhanced pools; empty: direct
 	// llmContext is the model's context in tokens.
 	llmContext int
 	log        *slog.Logger
@@ -110,7 +112,10 @@ type Config struct {
 	// Threat is the operator's threat blocklist; nil applies only the
 	// lists of a request's threatProtection.
 	Threat *threat.Checker
-	Log    *slog.Logger
+	// Proxies are the outbound proxy pools of the proxy option; empty
+	// pools send every request from the server's own address.
+	Proxies proxypool.Pools
+	Log     *slog.Logger
 }
 
 // New returns an engine.
@@ -124,8 +129,12 @@ func New(c Config) *Engine {
 	if c.LLMContextTokens <= 0 {
 		c.LLMContextTokens = 32768
 	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
 	return &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL, profiles: c.Profiles, locker: c.Locker,
-		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, changes: c.Changes, threat: c.Threat, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now}
+		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, changes: c.Changes, threat: c.Threat, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now,
+		proxies: c.Proxies}
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
@@ -288,15 +297,17 @@ func Outcome(err error) string {
 	}
 }
 
-// fresh fetches and renders the page: in the browser when the request
-// needs one (or prefers one and there is one), else over plain HTTP, moving
-// to the browser when the fetched page turns out to be client-rendered.
-// It sets *engine to the engine that answered (fetch, browser or pdf).
-func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Document, error) {
+// freshOnce is one attempt of fresh through rt's proxy: it fetches and
+// renders the page, in the browser when the request needs one (or prefers
+// one and there is one), else over plain HTTP, moving to the browser when
+// the fetched page turns out to be client-rendered. It sets *engine to the
+// engine that answered (fetch, browser or pdf) and rt.resp to the answer
+// the document was made of.
+func (e *Engine) freshOnce(ctx context.Context, opts *Options, engine *string, rt *route) (*Document, error) {
 	start := time.Now()
 	if needsBrowser(opts) || (prefersBrowser(opts) && e.browserOK()) {
 		*engine = EngineBrowser
-		return e.freshInBrowser(ctx, opts, start)
+		return e.freshInBrowser(ctx, opts, start, rt)
 	}
 	hops := e.newHopGuard(opts)
 	resp, err := e.fetcher.Do(ctx, fetch.Request{
@@ -306,6 +317,7 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 		Mobile:         opts.Mobile,
 		AcceptLanguage: fetch.AcceptLanguage(opts.Location.Languages),
 		SkipTLSVerify:  opts.SkipTLSVerification,
+		Proxy:          rt.Proxy,
 	})
 	if err != nil {
 		if herr := hops.err(); herr != nil {
@@ -313,6 +325,7 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 		}
 		return nil, classifyFetchError(ctx, opts.URL, err)
 	}
+	rt.resp = resp
 	if e.observe != nil && classifyContent(resp) == contentPDF {
 		*engine = EnginePDF
 	}
@@ -325,7 +338,7 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 	if errors.Is(err, errClientRendered) {
 		if e.browserOK() {
 			*engine = EngineBrowser
-			return e.freshInBrowser(ctx, opts, start)
+			return e.freshInBrowser(ctx, opts, start, rt)
 		}
 		doc, err = e.render(ctx, opts, resp, false)
 		if err == nil {
@@ -343,11 +356,12 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 }
 
 // freshInBrowser renders the page in the browser.
-func (e *Engine) freshInBrowser(ctx context.Context, opts *Options, start time.Time) (*Document, error) {
-	resp, res, err := e.renderInBrowser(ctx, opts)
+func (e *Engine) freshInBrowser(ctx context.Context, opts *Options, start time.Time, rt *route) (*Document, error) {
+	resp, res, err := e.renderInBrowser(ctx, opts, rt)
 	if err != nil {
 		return nil, err
 	}
+	rt.resp = resp
 	brand := takeBranding(opts, res)
 	doc, err := e.render(ctx, opts, resp, false)
 	if err != nil {
@@ -571,6 +585,8 @@ func classifyFetchError(ctx context.Context, rawURL string, err error) error {
 		return &Failure{Kind: ErrSSL, Msg: "TLS error while connecting to " + host + ": the certificate could not be verified. Set skipTlsVerification to true to skip verification.", Cause: err}
 	case errors.Is(err, fetch.ErrBlocked):
 		return &Failure{Kind: ErrBlockedTarget, Msg: "The URL " + rawURL + " leads to a loopback, private, link-local or metadata address, which this server does not fetch (ALLOW_PRIVATE_TARGETS=true allows it).", Cause: err}
+	case errors.Is(err, fetch.ErrProxy):
+		return &Failure{Kind: ErrSite, Msg: "The proxy failed to carry the request to " + host + " (it is skipped for a minute); try again.", Cause: err}
 	case errors.Is(err, fetch.ErrTooManyRedirects):
 		return &Failure{Kind: ErrSite, Msg: "The site " + host + " redirected too many times.", Cause: err}
 	default:

@@ -46,6 +46,10 @@ type Options struct {
 	// TeamID is the caller's team, set by the API layer (profiles are
 	// per team). It is not part of the cache key.
 	TeamID string
+	// ProxySession, when set, keeps one proxy per host for every scrape
+	// with the same value while that proxy works (a crawl sets its id).
+	// Set by the crawler, never by a request; not part of the cache key.
+	ProxySession string `json:"-"`
 	// ChangeVisibility is the changeTracking visibility of the page: ""
 	// (visible) or VisibilityHidden for a crawl's page known only from
 	// earlier crawls. Set by the crawler, never by a request.
@@ -147,6 +151,9 @@ type Action struct {
 type Location struct {
 	Country   string // upper-case ISO 3166-1 alpha-2
 	Languages []string
+	// CountryNamed reports that the request named the country (Country
+	// is "US" by default): without a proxy of it, the answer warns.
+	CountryNamed bool `json:"-"`
 }
 
 // RedactPII tunes PII redaction.

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -133,6 +134,7 @@ func NewHTTP(tb testing.TB, opts Options) *Proxy {
 			r.Out.Header.Add("Via", "1.1 "+p.Name)
 		},
 		Transport: tr,
+		ErrorLog:  log.New(io.Discard, "", 0),
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !p.authorized(r.Header.Get("Proxy-Authorization")) {
