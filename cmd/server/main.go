@@ -45,6 +45,7 @@ import (
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/mail"
+	"github.com/firegate/firegate/internal/mcp"
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/netguard"
@@ -484,7 +485,13 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	checks = append(checks, httpapi.ReadyCheck{Name: "queue", Check: func(ctx context.Context) (string, error) {
 		return "", jobsRT.q.Ping(ctx)
 	}})
-	api := httpapi.New(httpapi.Deps{
+	// The MCP server's tools call the API in process: it needs the API,
+	// which serves it at /mcp.
+	var api *httpapi.Server
+	mcpServer := mcp.New(mcp.Options{API: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { api.ServeHTTP(w, r) }),
+		Version: version(), Log: log})
+	api = httpapi.New(httpapi.Deps{
+		MCP:              mcpServer,
 		Jobs:             jobsRT.runner,
 		JobStore:         jobsRT.store,
 		Agents:           jobsRT.agents,

@@ -119,7 +119,10 @@ type Deps struct {
 	// Activity keeps the teams' requests for GET /v2/team/activity; nil
 	// keeps none and the route answers 501.
 	Activity store.ActivityStore
-	Log      *slog.Logger
+	// MCP serves /mcp (the MCP server) behind the same key check as /v2;
+	// nil: no /mcp route.
+	MCP http.Handler
+	Log *slog.Logger
 }
 
 // LimitDefaults are the server-wide defaults of per-team limits.
@@ -252,9 +255,22 @@ func New(d Deps) *Server {
 			r.HandleFunc(p, s.handle(handleNotImplemented))
 		}
 	})
+	if d.MCP != nil {
+		r.With(s.limitBody, s.authenticate).Handle("/mcp", withoutRoute(d.MCP))
+	}
 	s.v1Routes(r)
 	s.router = r
 	return s
+}
+
+// withoutRoute serves h without chi's routing state of this request: the
+// MCP server's tools send requests of their own to the router with the
+// request's context, and chi would take them for a sub-router's (routing
+// what is left of this request's path instead of theirs).
+func withoutRoute(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, nil)))
+	})
 }
 
 // SetReady marks the server ready (GET /health answers 200) or not (503).
