@@ -31,12 +31,13 @@ const (
 // picture and a price, on a page not marked as a single product), each with
 // a link, with minCardText of text on average. It returns nil when there is none. The text of the grid
 // is returned with it.
-func findCardGrid(root *html.Node, pk pageKind) (*html.Node, int) {
+func findCardGrid(root *html.Node, pg *page) (*html.Node, int) {
+	pk := pg.kind
 	var best *html.Node
 	bestText, examined := 0, 0
 	for n := root; n != nil; {
 		if n.Type == html.ElementNode && n != root && (isChrome(n) || n.DataAtom == atom.Header || n.DataAtom == atom.Aside ||
-			n.DataAtom == atom.Menu || classHint(n, pk) == hintNegative) {
+			n.DataAtom == atom.Menu || pg.classHint(n) == hintNegative) {
 			n = next(n, root, true)
 			continue
 		}
@@ -113,8 +114,8 @@ func signature(n *html.Node) string {
 // a class word on them ("subscription-eligible", "promo-card") does not
 // remove the cards the grid was kept for. Their tags, roles and visibility
 // still count, and so does the rest of a card (a quick-shop form, a badge).
-func gridCards(grid *html.Node, pk pageKind) map[*html.Node]bool {
-	if classHint(grid, pk) == hintNav {
+func gridCards(grid *html.Node, pg *page) map[*html.Node]bool {
+	if pg.classHint(grid) == hintNav {
 		// A menu's entries are not cards.
 		return nil
 	}

@@ -23,7 +23,8 @@ const minProductDuplicate = 16
 // quotes, tab panels and the card grid. On a product page, and on a page
 // whose content is a card grid, a shorter block counts
 // (minProductDuplicate).
-func removeDuplicateBlocks(root, grid *html.Node, pk pageKind) {
+func removeDuplicateBlocks(root, grid *html.Node, pg *page) {
+	pk := pg.kind
 	min := minDuplicateText
 	if pk == kindProduct || grid != nil {
 		min = minProductDuplicate
@@ -32,7 +33,7 @@ func removeDuplicateBlocks(root, grid *html.Node, pk pageKind) {
 	seen := map[string]bool{}
 	var dups []*html.Node
 	for n := root; n != nil; {
-		if n.Type == html.ElementNode && (n == grid || isTabPanel(n)) {
+		if n.Type == html.ElementNode && (n == grid || pg.isTabPanel(n)) {
 			// A quote repeats on purpose; tab panels repeat each
 			// other's steps, the cards of a grid each other's notes.
 			n = next(n, root, true)

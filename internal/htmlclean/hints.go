@@ -2,8 +2,6 @@ package htmlclean
 
 import (
 	"strings"
-
-	"golang.org/x/net/html"
 )
 
 // hint is what an element's class and id say about it.
@@ -95,28 +93,32 @@ func isHiddenToken(w string) bool {
 	return false
 }
 
-// classInfo reads the class and id of n: the strongest hint and a weight
-// (+25 per positive token, -25 per negative token) for content scoring.
-func classInfo(n *html.Node, pk pageKind) (h hint, weight int) {
-	for _, a := range n.Attr {
-		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
+// valueInfo reads one class or id attribute value: the strongest hint of
+// its tokens and the sum of their weights (+25 per positive token, -25 per
+// negative token) for content scoring. page.classInfo combines the values
+// of an element.
+func valueInfo(v string, pk pageKind) (h hint, weight int) {
+	for _, tok := range strings.Fields(v) {
+		if strings.ContainsAny(tok, "[(") {
+			// A utility class with an arbitrary value or variant
+			// ("has-[>[data-slot=banner]]:pt-0") names no part of
+			// the page.
 			continue
 		}
-		for _, tok := range strings.Fields(a.Val) {
-			if strings.ContainsAny(tok, "[(") {
-				// A utility class with an arbitrary value or variant
-				// ("has-[>[data-slot=banner]]:pt-0") names no part of
-				// the page.
-				continue
-			}
-			th, tw := tokenInfo(tok, pk)
-			weight += tw
-			if th == hintNegative || (th == hintNav && h != hintNegative) || (th == hintHeader && h == hintNone) {
-				h = th
-			}
-		}
+		th, tw := tokenInfo(tok, pk)
+		weight += tw
+		h = strongerHint(h, th)
 	}
 	return h, weight
+}
+
+// strongerHint is the hint that wins of two: negative over navigation over
+// header over none.
+func strongerHint(h, th hint) hint {
+	if th == hintNegative || (th == hintNav && h != hintNegative) || (th == hintHeader && h == hintNone) {
+		return th
+	}
+	return h
 }
 
 func tokenInfo(tok string, pk pageKind) (hint, int) {
@@ -241,14 +243,4 @@ func isSearchResults(tok string) bool {
 	}
 	rest := strings.TrimLeft(tok[i+len("search"):], "-_")
 	return strings.HasPrefix(rest, "result") || strings.HasPrefix(rest, "page") || strings.HasPrefix(rest, "listing")
-}
-
-func classHint(n *html.Node, pk pageKind) hint {
-	h, _ := classInfo(n, pk)
-	return h
-}
-
-func classWeight(n *html.Node, pk pageKind) float64 {
-	_, w := classInfo(n, pk)
-	return float64(w)
 }

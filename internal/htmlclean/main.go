@@ -215,7 +215,7 @@ func paragraphScore(f *frame) float64 {
 
 // findAnchor returns the best-scoring content container (or nil), the total
 // text of root and the single <main> element, if any.
-func findAnchor(root *html.Node, pk pageKind) (anchor *html.Node, total int, main *html.Node, lds map[*html.Node]float64) {
+func findAnchor(root *html.Node, pg *page) (anchor *html.Node, total int, main *html.Node, lds map[*html.Node]float64) {
 	var best, anchorLD, bestChrome, chromeLD float64
 	var chromeAnchor *html.Node
 	lds = map[*html.Node]float64{}
@@ -244,7 +244,7 @@ func findAnchor(root *html.Node, pk pageKind) (anchor *html.Node, total int, mai
 				lds[f.n] = ld(f)
 			}
 			if f.score > 0 {
-				adj := f.score + classWeight(f.n, pk)
+				adj := f.score + pg.classWeight(f.n)
 				if f.text > 0 {
 					adj *= 1 - float64(f.link)/float64(f.text)
 				}
@@ -281,7 +281,8 @@ func ld(f *frame) float64 {
 }
 
 func mainContent(root *html.Node, pk pageKind) {
-	anchor, total, main, lds := findAnchor(root, pk)
+	pg := newPage(pk)
+	anchor, total, main, lds := findAnchor(root, pg)
 	if pk != kindProduct {
 		// (A product page's e-mail box, "Notify me when back in stock",
 		// sits among its options.)
@@ -293,7 +294,7 @@ func mainContent(root *html.Node, pk pageKind) {
 			protected[p] = true
 		}
 	}
-	grid, gridText := findCardGrid(root, pk)
+	grid, gridText := findCardGrid(root, pg)
 	var cards map[*html.Node]bool
 	if grid != nil && (anchor == nil || gridText*cardGridShare >= anchorRest(anchor, grid, gridText)) {
 		// The page is a grid of cards (products, results, listings)
@@ -302,14 +303,14 @@ func mainContent(root *html.Node, pk pageKind) {
 		for p := grid; p != nil && p != root; p = p.Parent {
 			protected[p] = true
 		}
-		cards = gridCards(grid, pk)
+		cards = gridCards(grid, pg)
 		var st proseStats
 		st.walk(grid, false, 0)
 		lds[grid] = float64(st.link) / float64(max(st.text, 1))
 	} else {
 		grid = nil
 	}
-	removals, remaining := prune(root, anchor, grid, protected, cards, lds, pk, false)
+	removals, remaining := prune(root, anchor, grid, protected, cards, lds, pg, false)
 	if nearEmpty(remaining, total) {
 		// A page's modal windows (its privacy policy and terms, opened
 		// from the footer) can hold far more text than the page shows:
@@ -320,10 +321,10 @@ func mainContent(root *html.Node, pk pageKind) {
 		// The class words removed (almost) everything: some sites mark
 		// their content with words that usually mean boilerplate. Prune
 		// again by tags, roles and link density only.
-		removals, remaining = prune(root, anchor, grid, protected, cards, lds, pk, true)
+		removals, remaining = prune(root, anchor, grid, protected, cards, lds, pg, true)
 		if nearEmpty(remaining, total) {
 			// Keep the whole body but its chrome.
-			removeChrome(root, protected)
+			removeChrome(root, protected, pg)
 			return
 		}
 	}
@@ -347,7 +348,7 @@ func mainContent(root *html.Node, pk pageKind) {
 	removeNotices(root, anchor, pk)
 	removeBoilerplateSections(root, anchor, pk)
 	removeAuthorBios(root, pk)
-	removeDuplicateBlocks(root, grid, pk)
+	removeDuplicateBlocks(root, grid, pg)
 }
 
 // anchorRest is the anchor's text that is not the grid's: a grid inside
@@ -369,7 +370,7 @@ func nearEmpty(remaining, total int) bool {
 // to remove and the text that would remain. Elements in protected are never
 // removed. With mild, class and id words are ignored; they are ignored on
 // the elements in cards too.
-func prune(root, anchor, grid *html.Node, protected, cards map[*html.Node]bool, lds map[*html.Node]float64, pk pageKind, mild bool) ([]*html.Node, int) {
+func prune(root, anchor, grid *html.Node, protected, cards map[*html.Node]bool, lds map[*html.Node]float64, pg *page, mild bool) ([]*html.Node, int) {
 	var removals []*html.Node
 	w := walker{
 		containerLD: lds,
@@ -378,8 +379,8 @@ func prune(root, anchor, grid *html.Node, protected, cards map[*html.Node]bool, 
 			if protected[n] {
 				return keep
 			}
-			k := classify(n, w.top().content, mild || cards[n], pk)
-			if k != remove && k != removeNav && pk == kindProduct && !mild && productBoilerplate(n) {
+			k := pg.classify(n, w.top().content, mild || cards[n])
+			if k != remove && k != removeNav && pg.kind == kindProduct && !mild && pg.productBoilerplate(n) {
 				k = remove
 			}
 			if k == remove || k == removeNav {
@@ -466,8 +467,9 @@ func attrIs(n *html.Node, key, val string) bool {
 }
 
 // classify decides what to do with an element on entry.
-func classify(n *html.Node, inContent, mild bool, pk pageKind) kind {
-	if isHidden(n) {
+func (pg *page) classify(n *html.Node, inContent, mild bool) kind {
+	pk := pg.kind
+	if pg.isHidden(n) {
 		return remove
 	}
 	switch n.DataAtom {
@@ -501,8 +503,8 @@ func classify(n *html.Node, inContent, mild bool, pk pageKind) kind {
 		}
 	}
 	h := hintNone
-	if !mild && !isTabPanel(n) {
-		h = classHint(n, pk)
+	if !mild && !pg.isTabPanel(n) {
+		h = pg.classHint(n)
 	}
 	switch h {
 	case hintNav:
@@ -521,8 +523,8 @@ func classify(n *html.Node, inContent, mild bool, pk pageKind) kind {
 	return keep
 }
 
-func isHidden(n *html.Node) bool {
-	if isTabPanel(n) || isStreamedSegment(n) {
+func (pg *page) isHidden(n *html.Node) bool {
+	if pg.isTabPanel(n) || isStreamedSegment(n) {
 		// The panels of a tab set are all content; the page shows one at
 		// a time.
 		return false
@@ -545,7 +547,7 @@ func isHidden(n *html.Node) bool {
 				}
 			}
 		case "class":
-			if hiddenByClass(a.Val) {
+			if pg.facts(a.Val).hidden {
 				return true
 			}
 		}
@@ -630,7 +632,7 @@ func dialogText(root *html.Node) int {
 // word "tabpanel", "accordion", "collapse", "expander"..., or "tab"/"tabs"
 // followed by "pane", "panel" or "content"; not in a token that names
 // navigation.
-func isTabPanel(n *html.Node) bool {
+func (pg *page) isTabPanel(n *html.Node) bool {
 	if attrIs(n, "role", "tabpanel") {
 		return true
 	}
@@ -638,28 +640,37 @@ func isTabPanel(n *html.Node) bool {
 		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
 			continue
 		}
-		for _, tok := range strings.Fields(a.Val) {
-			prevTab, panel := false, false
-			for _, w := range splitWords(tok) {
-				switch {
-				case strings.HasPrefix(w, "nav") || w == "menu" || w == "submenu":
-					// A collapsing menu ("navbar-collapse") is
-					// navigation.
-					panel = false
-					goto nextToken
-				case w == "tabpanel" || w == "tabpane" || w == "accordion" || w == "accordian" ||
-					w == "collapse" || w == "collapsible" || w == "expander" || w == "expandable":
-					panel = true
-				case prevTab && (w == "pane" || w == "panel" || w == "content" || w == "panels"):
-					panel = true
-				}
-				prevTab = w == "tab" || w == "tabs"
-			}
-			if panel {
-				return true
-			}
-		nextToken:
+		if pg.facts(a.Val).tabPanel {
+			return true
 		}
+	}
+	return false
+}
+
+// tabPanelValue reports a class or id value with a token that names a tab
+// panel or a collapsed section (page.isTabPanel).
+func tabPanelValue(v string) bool {
+	for _, tok := range strings.Fields(v) {
+		prevTab, panel := false, false
+		for _, w := range splitWords(tok) {
+			switch {
+			case strings.HasPrefix(w, "nav") || w == "menu" || w == "submenu":
+				// A collapsing menu ("navbar-collapse") is
+				// navigation.
+				panel = false
+				goto nextToken
+			case w == "tabpanel" || w == "tabpane" || w == "accordion" || w == "accordian" ||
+				w == "collapse" || w == "collapsible" || w == "expander" || w == "expandable":
+				panel = true
+			case prevTab && (w == "pane" || w == "panel" || w == "content" || w == "panels"):
+				panel = true
+			}
+			prevTab = w == "tab" || w == "tabs"
+		}
+		if panel {
+			return true
+		}
+	nextToken:
 	}
 	return false
 }

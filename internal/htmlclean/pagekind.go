@@ -202,18 +202,13 @@ func isProductBoilerplateWord(w string) bool {
 	return false
 }
 
-// productBoilerplate reports an element whose class or id holds a
-// product boilerplate word.
-func productBoilerplate(n *html.Node) bool {
-	for _, a := range n.Attr {
-		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
-			continue
-		}
-		for _, tok := range strings.Fields(a.Val) {
-			for _, w := range splitWords(tok) {
-				if isProductBoilerplateWord(w) {
-					return true
-				}
+// productBoilerplateValue reports a class or id value holding a product
+// boilerplate word (page.productBoilerplate).
+func productBoilerplateValue(v string) bool {
+	for _, tok := range strings.Fields(v) {
+		for _, w := range splitWords(tok) {
+			if isProductBoilerplateWord(w) {
+				return true
 			}
 		}
 	}

@@ -62,10 +62,10 @@ func isEmailField(n *html.Node) bool {
 // dialogs, asides, hidden blocks, skip links), except protected elements:
 // the rest of the body is kept whole. A page that is all chrome is kept
 // whole.
-func removeChrome(root *html.Node, protected map[*html.Node]bool) {
+func removeChrome(root *html.Node, protected map[*html.Node]bool, pg *page) {
 	var chrome []*html.Node
 	for n := root.FirstChild; n != nil; {
-		if n.Type == html.ElementNode && !protected[n] && (isChrome(n) || isHidden(n) ||
+		if n.Type == html.ElementNode && !protected[n] && (isChrome(n) || pg.isHidden(n) ||
 			n.DataAtom == atom.Header || n.DataAtom == atom.Aside || n.DataAtom == atom.Menu ||
 			attrIs(n, "role", "banner") || attrIs(n, "role", "complementary") || (n.DataAtom == atom.A && isSkipLink(n))) {
 			chrome = append(chrome, n)
