@@ -50,9 +50,13 @@ type run struct {
 	x0, x1 float64 // horizontal extent
 	base   float64 // baseline y
 	size   float64 // effective font size in points
+	space  float64 // the font's space width in points
 	text   string
 	bold   bool
 	italic bool
+	// spaceBefore and spaceAfter: a space glyph was drawn just before or
+	// after the run.
+	spaceBefore, spaceAfter bool
 }
 
 // rect is an axis-aligned rectangle in page space (points, y up).
@@ -78,6 +82,9 @@ type fontInfo struct {
 	bold     bool
 	italic   bool
 	hasWidth bool
+	spaceW   float64           // width of the space glyph, 0 until known
+	one      *[256]glyphText   // decoded single-byte codes
+	two      map[int]glyphText // decoded two-byte codes
 }
 
 // width returns the advance of code in thousandths of an em.
@@ -121,6 +128,7 @@ type interp struct {
 	fonts map[string]*fontInfo
 	ops   int
 	err   error
+	cur   runBuilder
 }
 
 // abort carries a context or budget error out of the interpreter through
@@ -138,6 +146,7 @@ func readPage(b *budget, page pdf.Value) (pc *pageContent, err error) {
 	pc = &pageContent{box: pageBox(page)}
 	in := &interp{b: b, out: pc, fonts: map[string]*fontInfo{}}
 	in.run(page.Key("Contents"), inherited(page, "Resources"), gstate{ctm: identity(), th: 1}, 0)
+	in.flush()
 	return pc, in.err
 }
 
@@ -200,49 +209,11 @@ func (in *interp) run(contents, res pdf.Value, g gstate, depth int) {
 		fonts = map[string]*fontInfo{} // form XObjects have their own resources
 	}
 	show := func(raw string) {
-		f := g.font
-		if f == nil || g.tfs == 0 {
+		if g.font == nil || g.tfs == 0 {
 			return
 		}
-		text := f.enc.Decode(raw)
-		trm := affine{g.tfs * g.th, 0, 0, g.tfs, 0, g.trise}.mul(tm).mul(g.ctm)
-		x0, y0 := trm.apply(0, 0)
-		var adv float64
-		step := 1
-		if f.twoByte {
-			step = 2
-		}
-		for i := 0; i+step <= len(raw); i += step {
-			code := int(raw[i])
-			if step == 2 {
-				code = code<<8 | int(raw[i+1])
-			}
-			w := f.width(code)/1000*g.tfs + g.tc
-			if step == 1 && code == ' ' {
-				w += g.tw
-			}
-			adv += w * g.th
-		}
+		adv := in.show(raw, &g, tm)
 		tm = affine{1, 0, 0, 1, adv, 0}.mul(tm)
-		if len(in.out.runs) >= maxRunsPerPage {
-			return
-		}
-		end := affine{g.tfs * g.th, 0, 0, g.tfs, 0, g.trise}.mul(tm).mul(g.ctm)
-		x1, _ := end.apply(0, 0)
-		size := math.Hypot(trm[2], trm[3])
-		if x1 < x0 {
-			x0, x1 = x1, x0
-		}
-		if strings.TrimSpace(text) == "" || size <= 0 || math.IsNaN(size) || math.IsInf(size, 0) {
-			return
-		}
-		if err := in.b.addText(len(text)); err != nil {
-			panic(abort{err})
-		}
-		in.out.runs = append(in.out.runs, run{
-			x0: x0, x1: x1, base: y0, size: size, text: text,
-			bold: f.bold, italic: f.italic,
-		})
 	}
 	exec := func(op string, args []object) {
 		num := func(i int) float64 {
@@ -465,6 +436,7 @@ func (in *interp) font(cache map[string]*fontInfo, res pdf.Value, name string) *
 	if f.enc == nil {
 		f.enc = rawEncoding{}
 	}
+	f.findSpace()
 	cache[name] = f
 	return f
 }

@@ -16,7 +16,6 @@ const (
 	columnGapEm  = 1.5  // minimum width of a gutter between columns or table cells
 	bandGapEm    = 0.45 // minimum vertical gap that separates bands of text
 	sameLineEm   = 0.4  // baseline tolerance of one line
-	wordGapEm    = 0.15 // horizontal gap that becomes a space
 	paraGapRatio = 1.5  // line pitch (in font sizes) above which a paragraph ends
 	maxCutDepth  = 24
 	marginBand   = 0.07 // fraction of the page height treated as header or footer band
@@ -29,7 +28,6 @@ var (
 	bulletRe     = regexp.MustCompile(`^([•◦▪▫●○■□‣⁃∙·*–-])\s+(\S.*)$`)
 	orderedRe    = regexp.MustCompile(`^(\d{1,3})[.)]\s+(\S.*)$`)
 	pageNumberRe = regexp.MustCompile(`(?i)^(page\s*)?[-–—]?\s*\d{1,5}\s*[-–—]?(\s*(of|/)\s*\d{1,5})?$`)
-	multiSpaceRe = regexp.MustCompile(`\s{2,}`)
 	mdLeadRe     = regexp.MustCompile(`^(#|>|[-*+]\s|\d+[.)]\s|={3,}|-{3,})`)
 )
 
@@ -37,8 +35,11 @@ var (
 type item struct {
 	x0, x1, y0, y1 float64
 	base, size     float64
+	space          float64 // the font's space width in points (0: unknown)
 	text           string
 	bold, italic   bool
+	// spaceBefore and spaceAfter: a space glyph was drawn next to the item.
+	spaceBefore, spaceAfter bool
 }
 
 // line is a row of items read left to right.
@@ -66,39 +67,19 @@ type segment struct {
 	cols  [][]item // table columns, nil for text
 }
 
-// toItems turns runs into items, splitting runs at wide runs of spaces so
-// that space-aligned tables keep their cells apart.
+// toItems turns runs into items. The interpreter has already cleaned the
+// text and split runs at wide gaps and at runs of spaces.
 func toItems(runs []run) []item {
 	items := make([]item, 0, len(runs))
 	for _, r := range runs {
-		text := strings.Map(cleanRune, r.text)
-		if strings.TrimSpace(text) == "" {
+		if strings.TrimSpace(r.text) == "" {
 			continue
 		}
-		parts := []string{text}
-		locs := multiSpaceRe.FindAllStringIndex(text, -1)
-		if len(locs) > 0 {
-			parts = parts[:0]
-			prev := 0
-			for _, l := range locs {
-				parts = append(parts, text[prev:l[0]])
-				parts = append(parts, text[l[0]:l[1]])
-				prev = l[1]
-			}
-			parts = append(parts, text[prev:])
-		}
-		total := float64(utf8.RuneCountInString(text))
-		x := r.x0
-		for _, p := range parts {
-			w := (r.x1 - r.x0) * float64(utf8.RuneCountInString(p)) / total
-			if t := strings.TrimSpace(p); t != "" {
-				items = append(items, item{
-					x0: x, x1: x + w, y0: r.base - 0.22*r.size, y1: r.base + 0.75*r.size,
-					base: r.base, size: r.size, text: t, bold: r.bold, italic: r.italic,
-				})
-			}
-			x += w
-		}
+		items = append(items, item{
+			x0: r.x0, x1: r.x1, y0: r.base - 0.22*r.size, y1: r.base + 0.75*r.size,
+			base: r.base, size: r.size, space: r.space, text: r.text, bold: r.bold, italic: r.italic,
+			spaceBefore: r.spaceBefore, spaceAfter: r.spaceAfter,
+		})
 	}
 	return items
 }
@@ -307,8 +288,13 @@ func colIndex(cols [][]item) func(item) int {
 	}
 }
 
-// joinItems joins the items of one row into text, adding spaces at gaps.
+// joinItems joins the items of one row into text: a space where a space
+// glyph was drawn next to an item or where the gap between items is wider
+// than the word gap. In letter-spaced text the word gap grows by the letter
+// spacing. Items that overlap by more than kerning does are different texts
+// drawn over each other (a fixed banner printed over the page), kept apart.
 func joinItems(r []item) string {
+	track := tracking(r)
 	var b strings.Builder
 	var prev *item
 	for i := range r {
@@ -318,8 +304,8 @@ func joinItems(r []item) string {
 				continue // text drawn twice to fake bold
 			}
 			gap := it.x0 - prev.x1
-			if gap > wordGapEm*math.Min(it.size, prev.size) &&
-				!strings.HasSuffix(b.String(), " ") && !strings.HasPrefix(it.text, " ") {
+			if prev.spaceAfter || it.spaceBefore || gap > wordGap(prev, it)+track ||
+				gap < -overlapEm*math.Min(prev.size, it.size) {
 				b.WriteByte(' ')
 			}
 		}
@@ -328,6 +314,77 @@ func joinItems(r []item) string {
 	}
 	return strings.Join(strings.Fields(b.String()), " ")
 }
+
+// spaceOf returns an item's space width in points.
+func spaceOf(it *item) float64 {
+	if it.space > 0 {
+		return it.space
+	}
+	return defaultSpaceEm * it.size
+}
+
+// wordGap returns the gap between two items of a row above which they are
+// separate words.
+func wordGap(a, b *item) float64 {
+	return wordGapOfSpace * math.Min(spaceOf(a), spaceOf(b))
+}
+
+// tracking returns the letter spacing of a letter-spaced row, 0 for other
+// rows. A producer that spaces letters apart draws each glyph on its own,
+// so that most letters of the row are separated from the next by gaps wider
+// than the word gap, all about the same and narrower than a space: the
+// median of those gaps is the letter spacing. (Dot leaders, also drawn one
+// glyph at a time, are not letters.) Where the producer draws its spaces
+// (some in the row), positional gaps up to twice a space are letter spacing
+// too; where it does not, a row of one-letter words would look the same,
+// so the spacing must be narrower than a space.
+func tracking(r []item) float64 {
+	if len(r) < 4 {
+		return 0
+	}
+	letters := 0
+	for i := range r {
+		for _, c := range r[i].text {
+			if isAlnum(c) {
+				letters++
+			}
+		}
+	}
+	if 2*(len(r)-1) < letters {
+		return 0
+	}
+	gaps := make([]float64, 0, len(r))
+	space := math.Inf(1)
+	drawn := false // the producer draws its spaces
+	for i := 1; i < len(r); i++ {
+		a, b := &r[i-1], &r[i]
+		space = math.Min(space, spaceOf(b))
+		if a.spaceAfter || b.spaceBefore {
+			drawn = true
+			continue
+		}
+		last, _ := utf8.DecodeLastRuneInString(a.text)
+		first, _ := utf8.DecodeRuneInString(b.text)
+		if g := b.x0 - a.x1; g > wordGap(a, b) && isAlnum(last) && isAlnum(first) {
+			gaps = append(gaps, g)
+		}
+	}
+	if len(gaps) == 0 || 2*len(gaps) < letters {
+		return 0
+	}
+	slices.Sort(gaps)
+	limit := maxTrackingOfSpace * space
+	if drawn {
+		limit *= 2.5
+	}
+	if med := gaps[len(gaps)/2]; med < limit {
+		return med
+	}
+	return 0
+}
+
+// isAlnum reports whether c is a letter or a digit.
+func isAlnum(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) }
 
 // toLines builds the lines of a text region, top to bottom.
 func toLines(items []item) []line {

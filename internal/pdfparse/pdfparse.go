@@ -10,7 +10,9 @@
 // Fast mode orders text by an XY cut of the page: full-height gutters split
 // columns (or, when the rows line up and the cells are short, a table),
 // wide horizontal gaps split bands; within a band lines become paragraphs,
-// headings (by font size relative to the body text) and lists.
+// headings (by font size relative to the body text) and lists. Words are
+// placed by glyph positions and widths, not by the space characters a
+// producer may or may not draw (see words.go).
 //
 // Offsets in MarkdownSpan count Unicode code points (characters), not
 // bytes, so that API clients can slice the markdown directly.

@@ -22,7 +22,14 @@ type testDoc struct {
 	title    string
 	author   string
 	compress bool
-	encrypt  bool // adds a Standard security handler needing a password
+	encrypt  bool       // adds a Standard security handler needing a password
+	fonts    []testFont // more fonts, named F3, F4, ...
+}
+
+// testFont is a font dictionary's entries (without << >>) and, when cmap
+// is set, the ToUnicode CMap written as a stream for it.
+type testFont struct {
+	dict, cmap string
 }
 
 // testPage is one page of a testDoc.
@@ -114,6 +121,14 @@ func (d *testDoc) bytes() []byte {
 	offsets = append(offsets, 0) // 2: Pages, written last
 	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
 	obj("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>")
+	fonts := "/F1 3 0 R /F2 4 0 R"
+	for i, f := range d.fonts {
+		dict := f.dict
+		if f.cmap != "" {
+			dict += fmt.Sprintf(" /ToUnicode %d 0 R", stream("", []byte(f.cmap), false))
+		}
+		fonts += fmt.Sprintf(" /F%d %d 0 R", i+3, obj("<< "+dict+" >>"))
+	}
 	var kids []string
 	for _, p := range d.pages {
 		content := stream("", []byte(p.ops.String()), d.compress)
@@ -124,8 +139,8 @@ func (d *testDoc) bytes() []byte {
 				b.Dx(), b.Dy()), p.image.Pix, true)
 			xobj = fmt.Sprintf(" /XObject << /Im1 %d 0 R >>", im)
 		}
-		n := obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %g %g] /Contents %d 0 R /Resources << /Font << /F1 3 0 R /F2 4 0 R >>%s >> >>",
-			p.w, p.h, content, xobj))
+		n := obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %g %g] /Contents %d 0 R /Resources << /Font << %s >>%s >> >>",
+			p.w, p.h, content, fonts, xobj))
 		kids = append(kids, fmt.Sprintf("%d 0 R", n))
 	}
 	offsets[1] = buf.Len()
