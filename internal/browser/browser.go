@@ -97,6 +97,9 @@ type Options struct {
 	// Chrome is reached again at RemoteURL when that is a ws:// URL and
 	// its traffic is proxied (ProxyURL).
 	DevTools bool
+	// MaxMessage bounds one DevTools message the pool reads from a local
+	// Chrome (see pipe.go); 0 means DefaultMaxMessage.
+	MaxMessage int
 }
 
 // Pool owns one Chrome and hands out tabs. Its methods are safe for
@@ -139,6 +142,9 @@ type instance struct {
 	// devtools is the browser's ws:// DevTools URL for connections other
 	// than the pool's own; "" when there is none (Options.DevTools).
 	devtools string
+	// bySession holds the pool's open tabs by DevTools session, for the
+	// pipe filter's reports (target.SessionID -> *tab).
+	bySession sync.Map
 }
 
 // startTimeout bounds starting Chrome or connecting to it.
@@ -151,6 +157,9 @@ const stopTimeout = 10 * time.Second
 func New(opts Options, log *slog.Logger) *Pool {
 	if opts.MaxTabs <= 0 {
 		opts.MaxTabs = max(2, 2*runtime.NumCPU())
+	}
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = DefaultMaxMessage
 	}
 	hosts := opts.AdHosts
 	if hosts == nil {
@@ -438,6 +447,7 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 	base := context.WithoutCancel(ctx) // Chrome outlives the request
 	inst := &instance{slots: newSlots(cap(p.slots) + 1)}
 	var allocCtx context.Context
+	var filter *pipeFilter
 	if p.opts.RemoteURL != "" {
 		allocCtx, inst.allocCancel = remote.NewAllocator(base, p.opts.RemoteURL)
 	} else {
@@ -458,10 +468,9 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 		opts := append(chromeFlags(), chromedp.ExecPath(path), chromedp.UserDataDir(dir))
 		if p.proxyURL != "" {
 			opts = append(opts, proxyFlags(p.proxyURL)...)
-			if p.opts.DevTools {
-				opts = append(opts, devToolsPort())
-			}
 		}
+		filter = &pipeFilter{max: int64(p.opts.MaxMessage), onDrop: func(o oversized) { p.oversized(inst, o) }}
+		opts = append(opts, startCmd(filter, p.proxyURL != "" && p.opts.DevTools))
 		allocCtx, inst.allocCancel = chromedp.NewExecAllocator(base, opts...)
 	}
 	inst.ctx, inst.cancel = chromedp.NewContext(allocCtx,
@@ -480,6 +489,9 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 		err = errors.New("start timed out")
 	case <-ctx.Done():
 		err = ctx.Err()
+	}
+	if err == nil && filter != nil {
+		err = filter.failed()
 	}
 	if err == nil {
 		err = p.readVersion(ctx, inst)
@@ -526,20 +538,38 @@ func ctxError(stage string, err error) error {
 	return fmt.Errorf("browser: %s: %w", stage, err)
 }
 
-// devToolsPort makes a local Chrome listen for DevTools connections on a
-// random port of 127.0.0.1 too (it keeps the pipe the pool uses). The flag
-// goes on the command line directly: as an allocator flag it would make
-// chromedp connect by websocket instead of the pipe. Replacing chromedp's
-// command hook, it keeps what that hook does on Linux: Chrome dies with
-// this process.
-func devToolsPort() chromedp.ExecAllocatorOption {
+// startCmd prepares the command of a local Chrome: its DevTools pipe goes
+// through filter, and with devTools it listens for DevTools connections
+// on a random port of 127.0.0.1 too (it keeps the pipe the pool uses; the
+// flag goes on the command line directly: as an allocator flag it would
+// make chromedp connect by websocket instead of the pipe). Replacing
+// chromedp's command hook, it keeps what that hook does on Linux: Chrome
+// dies with this process.
+func startCmd(filter *pipeFilter, devTools bool) chromedp.ExecAllocatorOption {
 	return chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
-		cmd.Args = append(cmd.Args, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1")
+		if devTools {
+			cmd.Args = append(cmd.Args, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1")
+		}
 		if cmd.SysProcAttr == nil {
 			cmd.SysProcAttr = new(syscall.SysProcAttr)
 		}
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+		filter.interpose(cmd)
 	})
+}
+
+// oversized fails the render of the tab a message over the bound was
+// for; a session's tab goes on without the message.
+func (p *Pool) oversized(inst *instance, o oversized) {
+	v, ok := inst.bySession.Load(o.sessionID)
+	if !ok || o.sessionID == "" {
+		p.log.Warn("devtools message over the limit dropped", "what", o.what(), "bytes", o.size, "limit", o.limit)
+		return
+	}
+	tb := v.(*tab)
+	if !tb.abortRender(o) {
+		p.log.Warn("devtools message over the limit dropped", "what", o.what(), "bytes", o.size, "limit", o.limit, "target", tb.id)
+	}
 }
 
 // devToolsWait bounds waiting for a local Chrome to write its DevTools

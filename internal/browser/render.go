@@ -166,9 +166,19 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 		ok := err == nil && !req.SkipTLSVerify
 		p.closing.Go(func() { p.releaseTab(context.WithoutCancel(ctx), inst, sl, tb, ok) })
 	}()
+	// A message over the bound for the tab ends the render (see pipe.go).
+	abortCtx, abort := context.WithCancelCause(tb.ctx)
+	defer abort(nil)
+	tb.setAbort(abort)
+	defer tb.setAbort(nil)
+	defer func() {
+		if cause := context.Cause(abortCtx); err != nil && errors.Is(cause, ErrMessageTooLarge) {
+			res, err = nil, fmt.Errorf("browser: navigate %s: %w: %w", redactURL(req.URL), cause, ErrNavigation)
+		}
+	}()
 	t, tr := tb.t, tb.tr
 	dl, _ := ctx.Deadline()
-	runCtx, cancelRun := context.WithDeadline(tb.ctx, dl)
+	runCtx, cancelRun := context.WithDeadline(abortCtx, dl)
 	defer cancelRun()
 	stop := context.AfterFunc(ctx, cancelRun)
 	defer stop()

@@ -84,6 +84,28 @@ type tab struct {
 	// undo holds the commands that undo what the current render set on
 	// the tab (interception, scripts, emulation); resetTab runs them.
 	undo []tabCall
+
+	abortMu sync.Mutex
+	abort   context.CancelCauseFunc // ends the current render; nil between renders
+}
+
+// setAbort sets (nil: clears) what abortRender calls.
+func (tb *tab) setAbort(f context.CancelCauseFunc) {
+	tb.abortMu.Lock()
+	tb.abort = f
+	tb.abortMu.Unlock()
+}
+
+// abortRender ends the tab's current render with cause; it reports
+// whether one was running.
+func (tb *tab) abortRender(cause error) bool {
+	tb.abortMu.Lock()
+	f := tb.abort
+	tb.abortMu.Unlock()
+	if f != nil {
+		f(cause)
+	}
+	return f != nil
 }
 
 // tabCall is one DevTools command of a tab.
@@ -336,6 +358,7 @@ func (p *Pool) openTab(ctx context.Context, inst *instance, s *slot) (*tab, erro
 	}
 	tb.t = t
 	tr.mainFrame = cdp.FrameID(t.TargetID)
+	inst.bySession.Store(t.SessionID, tb)
 	return tb, nil
 }
 
@@ -377,6 +400,9 @@ func prepareTab(ctx context.Context, t *chromedp.Target) error {
 func (p *Pool) closeTab(ctx context.Context, inst *instance, tb *tab) {
 	err := chromedp.Cancel(tb.ctx)
 	tb.cancel()
+	if tb.t != nil {
+		inst.bySession.Delete(tb.t.SessionID)
+	}
 	if tb.slot != nil {
 		// Forgotten once closed, so a cleaning never takes it for a
 		// window a page opened.
