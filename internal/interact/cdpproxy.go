@@ -327,6 +327,15 @@ func (p *cdpProxy) send(ctx context.Context, m cdpMessage, params json.RawMessag
 	return p.writeUp(ctx, id, m.SessionID, m.Method, params)
 }
 
+// sendBrowser forwards a command of a page session to Chrome's browser
+// level instead; the answer goes to the client's session.
+func (p *cdpProxy) sendBrowser(ctx context.Context, m cdpMessage, params json.RawMessage) error {
+	id := p.nextID()
+	p.pending[id] = &cdpPending{clientID: *m.ID, client: true, sessionID: m.SessionID}
+	p.inflight++
+	return p.writeUp(ctx, id, "", m.Method, params)
+}
+
 // call sends a command of the proxy's own to Chrome.
 func (p *cdpProxy) call(ctx context.Context, sessionID, method string, params any, done func(json.RawMessage, *cdpError)) error {
 	raw, err := json.Marshal(params)
@@ -446,10 +455,14 @@ func (p *cdpProxy) sessionCommand(ctx context.Context, m cdpMessage, ps cdpParam
 	switch m.Method {
 	case "DOM.setFileInputFiles", "Page.handleFileChooser":
 		return p.refuse(ctx, m, "it would upload files from the server's disk")
+	case "Storage.getCookies", "Storage.setCookies", "Storage.clearCookies":
+		// On a page session Chrome runs them on its default context,
+		// which every team's pages share, and takes no context: they go
+		// to the browser with the session's.
+		ps.set("browserContextId", p.dt.ContextID)
+		return p.sendBrowser(ctx, m, ps.encode())
 	case "Emulation.setDeviceMetricsOverride":
-		if pixels(ps, "width", "height", "deviceScaleFactor") > cdpMaxPixels {
-			return p.refuse(ctx, m, fmt.Sprintf("the viewport would exceed %d pixels", cdpMaxPixels))
-		}
+		return p.deviceMetrics(ctx, m, ps, target)
 	case "Page.captureScreenshot":
 		if _, ok := ps["clip"]; ok {
 			clip, err := parseParams(ps["clip"])
@@ -512,22 +525,133 @@ func (p *cdpProxy) sessionCommand(ctx context.Context, m cdpMessage, ps cdpParam
 // pixels returns width x height x scale² of a command's fields (scale 1
 // when absent or 0); a value that is not a number counts as huge.
 func pixels(ps cdpParams, width, height, scale string) float64 {
-	num := func(key string, def float64) float64 {
-		v, ok := ps[key]
-		if !ok {
-			return def
-		}
-		var f float64
-		if json.Unmarshal(v, &f) != nil {
-			return 1e18
-		}
+	w, h := ps.num(width, 0), ps.num(height, 0)
+	sc := ps.factor(scale)
+	return w * h * sc * sc
+}
+
+// num returns a number field (def when absent); a value that is not a
+// number counts as huge.
+func (ps cdpParams) num(key string, def float64) float64 {
+	v, ok := ps[key]
+	if !ok {
+		return def
+	}
+	var f float64
+	if json.Unmarshal(v, &f) != nil {
+		return 1e18
+	}
+	return f
+}
+
+// factor returns a scale field: 1 when absent or 0 (no override).
+func (ps cdpParams) factor(key string) float64 {
+	if f := ps.num(key, 1); f != 0 {
 		return f
 	}
-	w, h, sc := num(width, 0), num(height, 0), num(scale, 1)
-	if sc == 0 {
-		sc = 1
+	return 1
+}
+
+// deviceMetrics checks an Emulation.setDeviceMetricsOverride of a page:
+// the viewport it makes (the window's width or height where it gives 0,
+// which means "the window's") times the device scale factor and the
+// image scale, squared, must stay within cdpMaxPixels, and so must its
+// visible-area viewport. A width or height of 0 is replaced by the
+// window's, so that resizing the window later cannot grow the viewport.
+func (p *cdpProxy) deviceMetrics(ctx context.Context, m cdpMessage, ps cdpParams, target string) error {
+	scale := ps.factor("deviceScaleFactor") * ps.factor("scale")
+	tooBig := func(w, h float64) bool { return w*h*scale*scale > cdpMaxPixels }
+	refuse := func() error {
+		return p.refuse(ctx, m, fmt.Sprintf("the viewport times its scale factor would exceed %d pixels", cdpMaxPixels))
 	}
-	return w * h * sc * sc
+	if raw, ok := ps["viewport"]; ok {
+		vp, err := parseParams(raw)
+		if err != nil {
+			return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "firegate: invalid parameters: viewport must be an object"})
+		}
+		if tooBig(vp.num("width", 0)*vp.factor("scale"), vp.num("height", 0)*vp.factor("scale")) {
+			return refuse()
+		}
+		ps["viewport"] = vp.encode() // Chrome reads the viewport checked here
+	}
+	w, h := ps.num("width", 0), ps.num("height", 0)
+	if w < 0 || h < 0 || tooBig(w, h) {
+		return refuse()
+	}
+	if w > 0 && h > 0 {
+		return p.send(ctx, m, ps.encode(), nil)
+	}
+	return p.call(ctx, "", "Browser.getWindowForTarget", map[string]string{"targetId": target}, func(res json.RawMessage, e *cdpError) {
+		var r struct {
+			Bounds struct {
+				Width  float64 `json:"width"`
+				Height float64 `json:"height"`
+			} `json:"bounds"`
+		}
+		if e != nil || json.Unmarshal(res, &r) != nil {
+			_ = p.refuse(ctx, m, "the size of the page's window could not be read")
+			return
+		}
+		if w == 0 {
+			w = r.Bounds.Width
+		}
+		if h == 0 {
+			h = r.Bounds.Height
+		}
+		if tooBig(w, h) {
+			_ = refuse()
+			return
+		}
+		ps.set("width", int64(w))
+		ps.set("height", int64(h))
+		_ = p.send(ctx, m, ps.encode(), nil)
+	})
+}
+
+// windowBounds checks a Browser.setWindowBounds: the window it makes (its
+// present width or height where the bounds give none) must stay within
+// cdpMaxPixels.
+func (p *cdpProxy) windowBounds(ctx context.Context, m cdpMessage, ps cdpParams) error {
+	b, err := parseParams(ps["bounds"])
+	if err != nil {
+		return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "firegate: invalid parameters: bounds must be an object"})
+	}
+	ps["bounds"] = b.encode() // Chrome reads the bounds checked here
+	refuse := func() error {
+		return p.refuse(ctx, m, fmt.Sprintf("the window would exceed %d pixels", cdpMaxPixels))
+	}
+	_, hasW := b["width"]
+	_, hasH := b["height"]
+	w, h := b.num("width", 0), b.num("height", 0)
+	if w < 0 || h < 0 || w*h > cdpMaxPixels {
+		return refuse()
+	}
+	if hasW == hasH {
+		return p.send(ctx, m, ps.encode(), nil)
+	}
+	return p.call(ctx, "", "Browser.getWindowBounds", map[string]json.RawMessage{"windowId": ps["windowId"]}, func(res json.RawMessage, e *cdpError) {
+		var r struct {
+			Bounds struct {
+				Width  float64 `json:"width"`
+				Height float64 `json:"height"`
+			} `json:"bounds"`
+		}
+		if e != nil || json.Unmarshal(res, &r) != nil {
+			_ = p.refuse(ctx, m, "the window's size could not be read")
+			return
+		}
+		if !hasW {
+			w = r.Bounds.Width
+		}
+		if !hasH {
+			h = r.Bounds.Height
+		}
+		if w*h > cdpMaxPixels {
+			_ = refuse()
+			return
+		}
+		_ = p.send(ctx, m, ps.encode(), nil)
+	})
 }
 
 // ownsDetach reports whether a Target.detachFromTarget names a session of
@@ -659,6 +783,9 @@ func (p *cdpProxy) browserCommand(ctx context.Context, m cdpMessage, ps cdpParam
 		var id int64
 		if err := json.Unmarshal(ps["windowId"], &id); err != nil || !p.windows[id] {
 			return p.refuse(ctx, m, "the window is not one of the session's (ask Browser.getWindowForTarget first)")
+		}
+		if m.Method == "Browser.setWindowBounds" {
+			return p.windowBounds(ctx, m, ps)
 		}
 		return p.send(ctx, m, ps.encode(), nil)
 	}
