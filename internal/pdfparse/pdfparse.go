@@ -324,9 +324,8 @@ func Parse(ctx context.Context, data []byte, opts Options) (res *Result, err err
 		}
 	}
 
+	doc := pageJoiner{res: res, opts: &opts}
 	var (
-		doc       strings.Builder
-		offset    int // code points written to doc
 		body      float64
 		noOCR     []string
 		failedOCR []string
@@ -368,26 +367,12 @@ func Parse(ctx context.Context, data []byte, opts Options) (res *Result, err err
 				}
 			}
 		}
-		pageMD := joinBlocks(pr.blocks)
-		if num > 1 && (opts.PageMarkers || pageMD != "" && doc.Len() > 0) {
-			sep := "\n\n"
-			if opts.PageMarkers {
-				sep = "\n\n---\n<!-- page " + strconv.Itoa(num) + " -->\n\n"
-			}
-			doc.WriteString(sep)
-			offset += len(sep)
-		}
-		res.Pages = append(res.Pages, Page{PageNumber: num, Markdown: pageMD})
-		if opts.Blocks {
-			res.Blocks = append(res.Blocks, pageBlocks(num, pr, offset))
-		}
-		doc.WriteString(pageMD)
-		offset += runeLen(pageMD)
-		if int64(doc.Len()) > b.lim.MaxTextBytes {
+		doc.add(num, pr)
+		if int64(doc.md.Len()) > b.lim.MaxTextBytes {
 			return nil, fmt.Errorf("%w: markdown longer than %d bytes", ErrTooLarge, b.lim.MaxTextBytes)
 		}
 	}
-	res.Markdown = doc.String()
+	res.Markdown = doc.md.String()
 	if len(noOCR) > 0 {
 		res.Warnings = append(res.Warnings, "OCR tools not installed: kept the text layer of pages "+strings.Join(noOCR, ", "))
 	}
@@ -442,6 +427,35 @@ func textPage(b *budget, page pdf.Value, body float64, first bool) (pr pageResul
 	pr.blocks = layoutPage(pc, items, pr.body, first)
 	pr.needsOCR = garbage(items)
 	return pr, nil
+}
+
+// pageJoiner builds the document markdown page by page, with each page's
+// markdown and (when asked) blocks whose spans point into the document.
+type pageJoiner struct {
+	res    *Result
+	opts   *Options
+	md     strings.Builder
+	offset int // code points written to md
+}
+
+// add appends the physical page num: a blank line (or the page marker)
+// before it, its markdown, its Page and its blocks.
+func (j *pageJoiner) add(num int, pr pageResult) {
+	pageMD := joinBlocks(pr.blocks)
+	if num > 1 && (j.opts.PageMarkers || pageMD != "" && j.md.Len() > 0) {
+		sep := "\n\n"
+		if j.opts.PageMarkers {
+			sep = "\n\n---\n<!-- page " + strconv.Itoa(num) + " -->\n\n"
+		}
+		j.md.WriteString(sep)
+		j.offset += len(sep)
+	}
+	j.res.Pages = append(j.res.Pages, Page{PageNumber: num, Markdown: pageMD})
+	if j.opts.Blocks {
+		j.res.Blocks = append(j.res.Blocks, pageBlocks(num, pr, j.offset))
+	}
+	j.md.WriteString(pageMD)
+	j.offset += runeLen(pageMD)
 }
 
 // joinBlocks returns the page markdown: block fragments separated by blank

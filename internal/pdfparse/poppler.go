@@ -59,28 +59,11 @@ func popplerText(b *budget, data []byte, opts Options) (*Result, error) {
 	if opts.MaxPages == 0 || len(texts) < opts.MaxPages {
 		res.TotalPages = len(texts)
 	}
-	var doc strings.Builder
-	offset := 0
+	doc := pageJoiner{res: res, opts: &opts}
 	for i, text := range texts {
-		num := i + 1
-		pr := pageResult{status: StatusOK, source: "text_layer", blocks: plainBlocks(text)}
-		pageMD := joinBlocks(pr.blocks)
-		if num > 1 && (opts.PageMarkers || pageMD != "" && doc.Len() > 0) {
-			sep := "\n\n"
-			if opts.PageMarkers {
-				sep = "\n\n---\n<!-- page " + strconv.Itoa(num) + " -->\n\n"
-			}
-			doc.WriteString(sep)
-			offset += len(sep)
-		}
-		res.Pages = append(res.Pages, Page{PageNumber: num, Markdown: pageMD})
-		if opts.Blocks {
-			res.Blocks = append(res.Blocks, pageBlocks(num, pr, offset))
-		}
-		doc.WriteString(pageMD)
-		offset += runeLen(pageMD)
+		doc.add(i+1, pageResult{status: StatusOK, source: "text_layer", blocks: plainBlocks(text)})
 	}
-	res.Markdown = doc.String()
+	res.Markdown = doc.md.String()
 	return res, nil
 }
 
