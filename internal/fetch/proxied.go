@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/proxypool"
@@ -66,18 +65,7 @@ func (c *Client) proxyTransport(p *proxypool.Proxy, skipVerify bool) *proxyTrans
 			}
 			return pu, nil
 		}
-		// Here only the proxy is dialled.
-		t.forward.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			d := net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-			conn, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				if ctx.Err() == nil {
-					p.Failed()
-				}
-				return nil, &proxypool.ProxyError{Proxy: p, Err: err}
-			}
-			return conn, nil
-		}
+		t.forward.DialContext = p.DialProxy // here only the proxy is dialled
 	}
 	c.proxied.m[k] = t
 	return t

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"os"
 	"strconv"
 	"sync"
@@ -44,14 +45,23 @@ type Proxy struct {
 	dialer *Dialer
 	opts   ProxyOptions
 	log    *slog.Logger
-	rp     *httputil.ReverseProxy
-	tr     *http.Transport
+	direct *route // connections of the main listener
 	slots  chan struct{}
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{} // hijacked connections, closed on Close
-	ln    net.Listener
-	srv   *http.Server
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{} // hijacked connections, closed on Close
+	ln     net.Listener
+	srv    *http.Server
+	routes []*route // AddRoute's, each with a server of its own
+}
+
+// route is one way out of the proxy: how tunnels dial and how plain-HTTP
+// requests are sent.
+type route struct {
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	tr   *http.Transport
+	rp   *httputil.ReverseProxy
+	srv  *http.Server // AddRoute's listener; nil for the main one
 }
 
 // NewProxy returns a Proxy dialling through policy. A nil log discards.
@@ -75,28 +85,143 @@ func NewProxy(policy *Policy, opts ProxyOptions, log *slog.Logger) *Proxy {
 		slots:  make(chan struct{}, opts.MaxTunnels),
 		conns:  map[net.Conn]struct{}{},
 	}
-	p.tr = &http.Transport{
-		Proxy:                  nil,
-		DialContext:            p.dialer.DialContext,
+	p.direct = p.newRoute(p.dialer.DialContext, nil)
+	return p
+}
+
+// newRoute returns a route whose tunnels and plain-HTTP requests dial
+// with dial; proxy, when set, sends plain-HTTP requests to another proxy
+// in absolute form instead (http.Transport.Proxy), dialling it with dial.
+func (p *Proxy) newRoute(dial func(ctx context.Context, network, addr string) (net.Conn, error), proxy func(*http.Request) (*url.URL, error)) *route {
+	rt := &route{dial: dial}
+	rt.tr = &http.Transport{
+		Proxy:                  proxy,
+		DialContext:            dial,
 		MaxIdleConns:           256,
 		MaxIdleConnsPerHost:    16,
 		IdleConnTimeout:        30 * time.Second,
-		ResponseHeaderTimeout:  opts.IdleTimeout,
+		ResponseHeaderTimeout:  p.opts.IdleTimeout,
 		MaxResponseHeaderBytes: 1 << 20,
 		DisableCompression:     true, // pass Chrome's Accept-Encoding and the body as they are
 	}
-	p.rp = &httputil.ReverseProxy{
+	rt.rp = &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			// The request is in absolute form: its URL is the target.
 			r.Out.URL = r.In.URL
 			r.Out.Host = r.In.Host
 		},
-		Transport:     p.tr,
+		Transport:     rt.tr,
 		FlushInterval: -1,
-		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog:      slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
 		ErrorHandler:  p.proxyError,
 	}
-	return p
+	return rt
+}
+
+// Upstream is another proxy a route's connections go through (see
+// AddRoute).
+type Upstream interface {
+	// DialContext opens a tunnel to addr (host:port, a name unresolved)
+	// through the upstream. An error whose ProxyFailure method returns
+	// true is a failure of the upstream itself (ReasonProxy).
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// Forwarder is an Upstream that also takes plain-HTTP requests in
+// absolute form, as HTTP proxies do (some carry CONNECT only to port 443).
+type Forwarder interface {
+	Upstream
+	// ForwardURL is the upstream's URL for http.Transport.Proxy, with its
+	// credentials; nil tunnels plain HTTP too.
+	ForwardURL() *url.URL
+	// DialProxy connects to the upstream itself.
+	DialProxy(ctx context.Context, network, addr string) (net.Conn, error)
+	// Failed hears that the upstream refused the credentials (407).
+	Failed()
+}
+
+// upstreamAuth turns an upstream's 407 answer to a forwarded request into
+// a failure of the upstream (ReasonProxy): the browser must not see the
+// challenge, which was the upstream's, not the target's.
+type upstreamAuth struct {
+	tr http.RoundTripper
+	f  Forwarder
+}
+
+func (u upstreamAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := u.tr.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusProxyAuthRequired {
+		resp.Body.Close()
+		u.f.Failed()
+		return nil, errUpstreamAuth
+	}
+	return resp, err
+}
+
+// errUpstreamAuth is an upstream refusing the credentials.
+var errUpstreamAuth = upstreamError("the upstream proxy refused the credentials (407)")
+
+type upstreamError string
+
+func (e upstreamError) Error() string { return string(e) }
+
+// ProxyFailure marks the upstream's failure (Reason).
+func (upstreamError) ProxyFailure() bool { return true }
+
+// AddRoute starts another listener of the proxy, on listen ("host:0" for
+// a free port), whose connections go through up: every target is checked
+// against the policy first (resolved here, refused unless admitted:
+// Policy.CheckTarget), then handed to up by name. The listener's port is
+// reserved in the policy, so no target reaches it. It returns the
+// listener's address; Close stops it.
+func (p *Proxy) AddRoute(listen string, up Upstream) (string, error) {
+	policy := p.dialer.Policy
+	check := func(ctx context.Context, addr string) error {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return fmt.Errorf("netguard: %q: %w", addr, err)
+		}
+		return policy.CheckTarget(ctx, host, portOf(port, 0))
+	}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if err := check(ctx, addr); err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
+		defer cancel()
+		return up.DialContext(ctx, network, addr)
+	}
+	rt := p.newRoute(dial, nil)
+	if f, ok := up.(Forwarder); ok {
+		if fu := f.ForwardURL(); fu != nil {
+			rt.tr.DialContext = f.DialProxy
+			rt.tr.Proxy = func(r *http.Request) (*url.URL, error) {
+				if err := check(r.Context(), net.JoinHostPort(r.URL.Hostname(), strconv.Itoa(int(portOf(r.URL.Port(), 80))))); err != nil {
+					return nil, err
+				}
+				return fu, nil
+			}
+			rt.rp.Transport = upstreamAuth{tr: rt.tr, f: f}
+		}
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return "", fmt.Errorf("netguard: proxy route listen: %w", err)
+	}
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
+		policy.Reserve(uint16(ta.Port))
+	}
+	rt.srv = &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.serve(rt, w, r) }),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
+	}
+	p.mu.Lock()
+	p.routes = append(p.routes, rt)
+	p.mu.Unlock()
+	go func() { _ = rt.srv.Serve(ln) }()
+	return ln.Addr().String(), nil
 }
 
 // Start listens on addr ("127.0.0.1:0" for a free loopback port) and serves
@@ -126,18 +251,27 @@ func (p *Proxy) Close() error {
 	for c := range p.conns {
 		c.Close()
 	}
+	routes := p.routes
+	p.routes = nil
 	p.mu.Unlock()
-	p.tr.CloseIdleConnections()
+	p.direct.tr.CloseIdleConnections()
+	for _, rt := range routes {
+		rt.srv.Close()
+		rt.tr.CloseIdleConnections()
+	}
 	if srv != nil {
 		return srv.Close()
 	}
 	return nil
 }
 
-// ServeHTTP handles one proxy request.
-func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP handles one proxy request of the main listener.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) { p.serve(p.direct, w, r) }
+
+// serve handles one proxy request through rt.
+func (p *Proxy) serve(rt *route, w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodConnect {
-		p.tunnel(w, r)
+		p.tunnel(rt, w, r)
 		return
 	}
 	if !r.URL.IsAbs() || (r.URL.Scheme != "http" && r.URL.Scheme != "ws") {
@@ -158,7 +292,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer p.release()
 	}
-	p.rp.ServeHTTP(w, r)
+	rt.rp.ServeHTTP(w, r)
 }
 
 func isUpgrade(r *http.Request) bool { return r.Header.Get("Upgrade") != "" }
@@ -176,14 +310,18 @@ const (
 	ReasonRefused     = "refused"     // the connection was refused
 	ReasonTimeout     = "timeout"     // connecting timed out
 	ReasonUnreachable = "unreachable" // any other failure to connect
+	ReasonProxy       = "proxy"       // a route's upstream proxy failed
 )
 
 // Reason classifies an error of the proxy's dialer.
 func Reason(err error) string {
 	var dnsErr *net.DNSError
+	var pf interface{ ProxyFailure() bool }
 	switch {
 	case errors.Is(err, ErrBlocked):
 		return ReasonBlocked
+	case errors.As(err, &pf) && pf.ProxyFailure():
+		return ReasonProxy
 	case errors.As(err, &dnsErr):
 		return ReasonDNS
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -230,8 +368,9 @@ func (p *Proxy) take(ctx context.Context) bool {
 
 func (p *Proxy) release() { <-p.slots }
 
-// tunnel serves CONNECT: dial through the policy, then copy both ways.
-func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
+// tunnel serves CONNECT: dial through the route (the policy), then copy
+// both ways.
+func (p *Proxy) tunnel(rt *route, w http.ResponseWriter, r *http.Request) {
 	host, _, err := net.SplitHostPort(r.Host)
 	if err != nil {
 		http.Error(w, "CONNECT needs host:port", http.StatusBadRequest)
@@ -242,7 +381,7 @@ func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer p.release()
-	up, err := p.dialer.DialContext(r.Context(), "tcp", r.Host)
+	up, err := rt.dial(r.Context(), "tcp", r.Host)
 	if err != nil {
 		p.refuse(w, host, err)
 		return

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"syscall"
 	"time"
@@ -29,6 +30,34 @@ func (e *ProxyError) Error() string { return fmt.Sprintf("proxy %s: %v", e.Proxy
 
 // Unwrap returns the cause.
 func (e *ProxyError) Unwrap() error { return e.Err }
+
+// ProxyFailure reports that the proxy itself failed (netguard.Reason).
+func (e *ProxyError) ProxyFailure() bool { return true }
+
+// ForwardURL is the proxy's URL, with its credentials, for plain-HTTP
+// requests in absolute form (http.Transport.Proxy); nil for a SOCKS5
+// proxy, which only tunnels.
+func (p *Proxy) ForwardURL() *url.URL {
+	if p.u.Scheme == "socks5" {
+		return nil
+	}
+	return p.URL()
+}
+
+// DialProxy connects to the proxy itself (addr is its host:port, as
+// http.Transport asks for it); a failure marks the proxy failed and is a
+// *ProxyError.
+func (p *Proxy) DialProxy(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: handshakeTimeout, KeepAlive: 30 * time.Second}
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.Failed()
+		}
+		return nil, &ProxyError{Proxy: p, Err: err}
+	}
+	return conn, nil
+}
 
 // TargetError is the proxy's answer that it could not reach the target:
 // a CONNECT status other than 200, or a SOCKS5 reply other than success.
