@@ -53,6 +53,10 @@ var (
 	// ErrTLS is a navigation failure because of the certificate or the TLS
 	// handshake.
 	ErrTLS = errors.New("browser: tls error")
+	// ErrProxy is a navigation failure because the render's outbound proxy
+	// (Request.Proxy) failed: it could not be reached or refused the
+	// handshake or the credentials.
+	ErrProxy = errors.New("browser: proxy failed")
 )
 
 // Options configures a Pool.
@@ -118,6 +122,8 @@ type Pool struct {
 	// refused remembers the hosts the proxy recently refused, to name a
 	// failed navigation.
 	refused refusals
+	// routes are the guarded proxy's routes to outbound proxies.
+	routes routes
 	// direct makes a local Chrome connect by itself, without the proxy:
 	// only benchmarks set it, to measure what the proxy costs.
 	direct bool
@@ -302,6 +308,7 @@ func (p *Pool) Close() error {
 			err = fmt.Errorf("browser: close proxy: %w", perr)
 		}
 		p.proxy = nil
+		p.forgetRoutes()
 	}
 	return err
 }

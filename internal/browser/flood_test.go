@@ -40,7 +40,7 @@ document.getElementById('t').textContent = 'logged';
 	if err != nil {
 		t.Fatal(err)
 	}
-	sl, tb, err := p.takeTab(ctx, inst, "", false)
+	sl, tb, err := p.takeTab(ctx, inst, "", false, "")
 	if err != nil {
 		t.Fatal(err)
 	}

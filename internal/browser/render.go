@@ -154,7 +154,11 @@ func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
 // render does one attempt of Render on inst.
 func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Result, err error) {
 	start := time.Now()
-	sl, tb, err := p.takeTab(ctx, inst, req.Team, carriesState(req))
+	route, err := p.route(req.Proxy)
+	if err != nil {
+		return nil, err
+	}
+	sl, tb, err := p.takeTab(ctx, inst, req.Team, carriesState(req), route)
 	if err != nil {
 		return nil, p.runError(ctx, inst, "open tab", err)
 	}
@@ -558,6 +562,8 @@ func reasonError(rawURL, reason string) error {
 		return fmt.Errorf("browser: navigate %s: net::ERR_CONNECTION_REFUSED: %w", rawURL, ErrNavigation)
 	case netguard.ReasonTimeout:
 		return fmt.Errorf("browser: navigate %s: net::ERR_CONNECTION_TIMED_OUT: %w", rawURL, ErrNavigation)
+	case netguard.ReasonProxy:
+		return fmt.Errorf("browser: navigate %s: net::ERR_PROXY_CONNECTION_FAILED: %w: %w", rawURL, ErrNavigation, ErrProxy)
 	}
 	return fmt.Errorf("browser: navigate %s: net::ERR_CONNECTION_FAILED: %w", rawURL, ErrNavigation)
 }

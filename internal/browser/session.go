@@ -77,7 +77,7 @@ func (p *Pool) OpenSession(ctx context.Context, o SessionOptions) (*Session, err
 	if err != nil {
 		return nil, err
 	}
-	sl, err := p.newSlot(ctx, inst, o.Team, true)
+	sl, err := p.newSlot(ctx, inst, o.Team, true, "")
 	if err != nil {
 		return nil, p.runError(ctx, inst, "open session", err)
 	}

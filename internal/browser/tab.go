@@ -63,7 +63,8 @@ const recycleAfter = 100
 // the slots' mutex.
 type slot struct {
 	team      string
-	exclusive bool // serves one render at a time (a render with state)
+	exclusive bool   // serves one render at a time (a render with state)
+	route     string // the guarded proxy's route the context goes through ("" = the main one)
 	id        cdp.BrowserContextID
 	uses      int
 	active    int                // renders in it now
@@ -119,14 +120,21 @@ func (tb *tab) onReset(method string, params any) {
 	tb.undo = append(tb.undo, tabCall{method, params})
 }
 
-// newSlot creates a browser context.
-func (p *Pool) newSlot(ctx context.Context, inst *instance, team string, exclusive bool) (*slot, error) {
+// newSlot creates a browser context; route, when set, is the URL of the
+// guarded proxy's route (an outbound proxy behind it) that all of the
+// context's connections take.
+func (p *Pool) newSlot(ctx context.Context, inst *instance, team string, exclusive bool, route string) (*slot, error) {
 	octx, cancel := context.WithTimeout(ctx, tabOpenTimeout)
 	defer cancel()
 	b := chromedp.FromContext(inst.ctx).Browser
 	// A remote Chrome disposes of the context if our connection drops.
 	params := target.CreateBrowserContextParams{DisposeOnDetach: new(true)}
-	if p.proxyURL != "" && p.opts.RemoteURL != "" {
+	switch {
+	case route != "":
+		// Chrome takes one proxy per context: this context's is the
+		// route; loopback is not exempt.
+		params.ProxyServer, params.ProxyBypassList = route, "<-loopback>"
+	case p.proxyURL != "" && p.opts.RemoteURL != "":
 		// A remote Chrome reaches the network only through the guarded
 		// proxy, set on each context (a local one has it as its
 		// --proxy-server); loopback is not exempt.
@@ -136,7 +144,7 @@ func (p *Pool) newSlot(ctx context.Context, inst *instance, team string, exclusi
 	if err != nil {
 		return nil, fmt.Errorf("create browser context: %w", err)
 	}
-	return &slot{team: team, exclusive: exclusive, id: bc.BrowserContextID, tabs: map[target.ID]bool{}}, nil
+	return &slot{team: team, exclusive: exclusive, route: route, id: bc.BrowserContextID, tabs: map[target.ID]bool{}}, nil
 }
 
 // slots holds an instance's browser contexts.
@@ -186,16 +194,17 @@ func (ss *slots) remove(s *slot) {
 var placeholder = &slot{retired: true, active: 1}
 
 // takeTab returns a slot of the team and a tab in it: the team's shared
-// slot (or, when exclusive, an idle slot of its own) with an idle tab or a
-// new one. Without a slot for it, one is created; at the maximum, an idle
-// slot of another team is disposed of to make room, or it waits.
-func (p *Pool) takeTab(ctx context.Context, inst *instance, team string, exclusive bool) (*slot, *tab, error) {
+// slot on route (or, when exclusive, an idle slot of its own) with an idle
+// tab or a new one. Without a slot for it, one is created; at the maximum,
+// an idle slot of another team (or route) is disposed of to make room, or
+// it waits.
+func (p *Pool) takeTab(ctx context.Context, inst *instance, team string, exclusive bool, route string) (*slot, *tab, error) {
 	ss := inst.slots
 	for {
 		ss.mu.Lock()
 		var use, evict *slot
 		for _, s := range ss.all {
-			if s.team == team && s.exclusive == exclusive && !s.retired && (!exclusive || s.active == 0) {
+			if s.team == team && s.exclusive == exclusive && s.route == route && !s.retired && (!exclusive || s.active == 0) {
 				use = s
 				break
 			}
@@ -246,7 +255,7 @@ func (p *Pool) takeTab(ctx context.Context, inst *instance, team string, exclusi
 		if evict != nil {
 			p.disposeSlot(ctx, inst, evict)
 		}
-		s, err := p.newSlot(ctx, inst, team, exclusive)
+		s, err := p.newSlot(ctx, inst, team, exclusive, route)
 		ss.mu.Lock()
 		ss.remove(placeholder)
 		if err == nil {

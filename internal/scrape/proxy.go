@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/proxypool"
@@ -88,7 +89,7 @@ func (e *Engine) enhancedDiffers() bool { return e.proxies.Configured() }
 func (e *Engine) attempt(ctx context.Context, opts *Options, engine *string, tier string) (*route, *Document, error) {
 	rt := e.route(opts, tier)
 	doc, err := e.freshOnce(ctx, opts, engine, rt)
-	if err != nil && rt.Proxy != nil && errors.Is(err, fetch.ErrProxy) && ctx.Err() == nil {
+	if err != nil && rt.Proxy != nil && (errors.Is(err, fetch.ErrProxy) || errors.Is(err, browser.ErrProxy)) && ctx.Err() == nil {
 		e.log.WarnContext(ctx, "proxy failed, trying another", "proxy", rt.Proxy, "err", err)
 		if next := e.route(opts, tier); next.Proxy != rt.Proxy {
 			rt = next

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/proxypool"
@@ -284,5 +286,62 @@ func TestProxyCredentialsNeverShown(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "proxy failed") {
 		t.Errorf("the proxy's failure was not logged, so the log check checked nothing:\n%s", logs.String())
+	}
+}
+
+func TestProxyAutoEscalatesInTheBrowser(t *testing.T) {
+	t.Parallel()
+	e, cr := browserEngine(t)
+	site, via := guardedSite(t, "403")
+	basic := proxytest.NewHTTP(t, proxytest.Options{Name: "basic", User: "u", Pass: "basic-pw"})
+	enhanced := proxytest.NewHTTP(t, proxytest.Options{Name: "enhanced", User: "u", Pass: "enhanced-pw"})
+	withPools, _ := proxyEngine(t, "http://u:basic-pw@"+basic.Addr(), "http://u:enhanced-pw@"+enhanced.Addr())
+	e.proxies = withPools.proxies
+	o := defaults(site.URL+"/article", FormatMarkdown)
+	o.WaitFor = 100 * time.Millisecond // rendered in the browser
+	doc, err := e.Scrape(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cr.count(); n != 2 {
+		t.Errorf("%d renders, want 2 (basic, then enhanced)", n)
+	}
+	if doc.Metadata.ProxyUsed != "enhanced" || doc.Metadata.StatusCode != 200 || !strings.Contains(*doc.Markdown, "Tide Tables") {
+		t.Errorf("proxyUsed %q status %d markdown %.80q", doc.Metadata.ProxyUsed, doc.Metadata.StatusCode, *doc.Markdown)
+	}
+	if basic.Forwards() == 0 || enhanced.Forwards() == 0 {
+		t.Errorf("basic %d, enhanced %d forwarded requests", basic.Forwards(), enhanced.Forwards())
+	}
+	for _, v := range via() {
+		if v == "" {
+			t.Errorf("a request of the page reached the site directly: %v", via())
+		}
+	}
+}
+
+func TestProxyFailureTriesAnother(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	good := proxytest.NewHTTP(t, proxytest.Options{Name: "good"})
+	e, _ := proxyEngine(t, "http://"+dead+",http://"+good.Addr(), "")
+	for range 3 {
+		doc, err := e.Scrape(context.Background(), defaults(s.URL+"/article", FormatMarkdown))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Metadata.ProxyUsed != "basic" {
+			t.Errorf("proxyUsed %q", doc.Metadata.ProxyUsed)
+		}
+	}
+	// The first scrape met the dead proxy and went on through the good
+	// one; the next ones skip the dead proxy.
+	if good.Forwards() != 3 {
+		t.Errorf("good proxy carried %d of 3 scrapes", good.Forwards())
 	}
 }
