@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/mail"
+	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/proxypool"
 )
@@ -65,6 +66,7 @@ type Config struct {
 	MediaS3Secret   string         // MEDIA_S3_SECRET_KEY: secret access key
 	MediaS3Region   string         // MEDIA_S3_REGION: bucket region; empty = asked of the service
 	MediaS3UseSSL   bool           // MEDIA_S3_USE_SSL: https to the endpoint, default true
+	MediaURLSecret  string         // MEDIA_URL_SECRET: HMAC secret of the audio/video links (32+ characters); empty = generated into DATA_DIR/media-url-secret
 	QueueWorkers    int            // QUEUE_WORKERS: crawl and batch pages scraped at once by this process, default 32; 0 = this process runs no jobs
 	JobTTL          time.Duration  // JOB_TTL: how long crawl and batch results and agent runs are kept, default 24h
 	JobTimeout      time.Duration  // JOB_TIMEOUT: longest run of one queued job, default 5m
@@ -130,6 +132,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		MediaS3Secret:   getenv("MEDIA_S3_SECRET_KEY"),
 		MediaS3Region:   getenv("MEDIA_S3_REGION"),
 		MediaS3UseSSL:   true,
+		MediaURLSecret:  getenv("MEDIA_URL_SECRET"),
 		RedisURL:        getenv("REDIS_URL"),
 		CacheMaxBytes:   48 << 20,
 		CacheTTL:        7 * 24 * time.Hour,
@@ -452,6 +455,9 @@ func (c Config) validate() []error {
 		}
 	}
 	errs = append(errs, c.validateMediaS3()...)
+	if c.MediaURLSecret != "" && len(c.MediaURLSecret) < media.MinSecretLen {
+		errs = append(errs, fmt.Errorf("MEDIA_URL_SECRET: at least %d characters (e.g. openssl rand -hex 32), or unset to have one generated in DATA_DIR", media.MinSecretLen))
+	}
 	return errs
 }
 

@@ -12,7 +12,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -210,6 +213,78 @@ type mediaBackend interface {
 	RunJanitor(ctx context.Context, every time.Duration)
 }
 
+// mediaSecretFile is where a generated MEDIA_URL_SECRET is kept, under
+// DATA_DIR.
+const mediaSecretFile = "media-url-secret"
+
+// mediaSigner signs and checks the audio and video links with
+// MEDIA_URL_SECRET, or when it is unset with a secret generated on first
+// start and kept in DATA_DIR (so links outlive a restart; replicas that do
+// not share DATA_DIR need MEDIA_URL_SECRET).
+func mediaSigner(cfg Config, log *slog.Logger) (*media.Signer, error) {
+	if cfg.MediaURLSecret != "" {
+		return media.NewSigner([]byte(cfg.MediaURLSecret))
+	}
+	path := filepath.Join(cfg.DataDir, mediaSecretFile)
+	secret, err := readOrCreateSecret(path)
+	if err != nil {
+		return nil, fmt.Errorf("MEDIA_URL_SECRET (unset, so kept in %s): %w", path, err)
+	}
+	if secret.created {
+		log.Info("generated the media link secret", "path", path)
+	}
+	s, err := media.NewSigner(secret.value)
+	if err != nil {
+		return nil, fmt.Errorf("MEDIA_URL_SECRET (unset, so kept in %s): %w", path, err)
+	}
+	return s, nil
+}
+
+// fileSecret is a secret read from its file, or made and written there.
+type fileSecret struct {
+	value   []byte
+	created bool
+}
+
+// readOrCreateSecret reads the secret at path, or writes a new one (32
+// random bytes in hex, mode 0600) when there is none; of processes racing
+// to create it, one writes and the others read what it wrote.
+func readOrCreateSecret(path string) (fileSecret, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return fileSecret{value: bytes.TrimSpace(b)}, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return fileSecret{}, err
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return fileSecret{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fileSecret{}, err
+	}
+	// Written aside, then linked into place: the link fails if the file
+	// exists, and the file is never seen half written.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-secret-*") // mode 0600
+	if err != nil {
+		return fileSecret{}, err
+	}
+	defer os.Remove(tmp.Name())
+	value := []byte(hex.EncodeToString(raw[:]))
+	_, werr := tmp.Write(append(value, '\n'))
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		return fileSecret{}, err
+	}
+	if err := os.Link(tmp.Name(), path); errors.Is(err, os.ErrExist) {
+		b, err := os.ReadFile(path)
+		return fileSecret{value: bytes.TrimSpace(b)}, err
+	} else if err != nil {
+		return fileSecret{}, err
+	}
+	return fileSecret{value: value, created: true}, nil
+}
+
 // openMedia returns the S3 media store when MEDIA_S3_ENDPOINT is set (its
 // bucket checked within ctx), else the directory MEDIA_DIR.
 func openMedia(ctx context.Context, cfg Config, log *slog.Logger) (mediaBackend, error) {
@@ -323,7 +398,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if err != nil {
 		return fmt.Errorf("media store: %w", err)
 	}
-	go mediaStore.RunJanitor(ctx, time.Hour)
+	go mediaStore.RunJanitor(ctx, 10*time.Minute) // audio and video last an hour
+	mediaLinks, err := mediaSigner(cfg, log)
+	if err != nil {
+		return err
+	}
 	obs := newObservers(cfg, log)
 	policy, err := cfg.netPolicy()
 	if err != nil {
@@ -503,6 +582,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Mapper:           mapper,
 		Searcher:         searcher,
 		Media:            mediaStore,
+		MediaLinks:       mediaLinks,
 		Auth:             auth.New(st, auth.Options{Disabled: cfg.AuthMode == "off"}),
 		Ledger:           ledger,
 		Limiter:          limiter,

@@ -60,6 +60,9 @@ type Deps struct {
 	Results cache.Cache
 	// Media serves screenshots and PDFs at /media/{id}; nil serves none.
 	Media MediaFiles
+	// MediaLinks checks the signed links of audio and video (and any
+	// /media link carrying a signature); nil refuses them.
+	MediaLinks LinkVerifier
 	// Parser converts uploads for POST /v2/parse; nil answers 501.
 	Parser FileParser
 	// Mapper lists site URLs for POST /v2/map; nil answers 501.
@@ -145,6 +148,7 @@ type Server struct {
 	router         chi.Router
 	results        results
 	media          MediaFiles
+	mediaLinks     LinkVerifier
 	parser         FileParser
 	mapper         Mapper
 	searcher       Searcher
@@ -175,7 +179,7 @@ type Server struct {
 // New builds the server and its routes.
 func New(d Deps) *Server {
 	s := &Server{scraper: d.Scraper, auth: d.Auth, ledger: d.Ledger, limiter: d.Limiter, defaults: d.Defaults, log: d.Log,
-		results: results{c: d.Results, now: time.Now}, media: d.Media, parser: d.Parser, mapper: d.Mapper, searcher: d.Searcher,
+		results: results{c: d.Results, now: time.Now}, media: d.Media, mediaLinks: d.MediaLinks, parser: d.Parser, mapper: d.Mapper, searcher: d.Searcher,
 		jobs: d.Jobs, jobStore: d.JobStore, agents: d.Agents, monitors: d.Monitors, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
 		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model,

@@ -156,3 +156,62 @@ func TestRunJanitor(t *testing.T) {
 func testCtx(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(t.Context(), 10*time.Second)
 }
+
+// TestPutFileSigned: audio and video files are stored from a file, count
+// against the team quota and expire after the signed TTL, before the
+// screenshots stored with them.
+func TestPutFileSigned(t *testing.T) {
+	t.Parallel()
+	s, c := setup(t)
+	s.quota.limit = 100
+	src := filepath.Join(t.TempDir(), "video.mp4")
+	data := bytes.Repeat([]byte("v"), 60)
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.PutFile(t.Context(), "team-1", src, "video/mp4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Ext(id) != ".mp4" || !Signed(id) || !idPattern.MatchString(id) {
+		t.Fatalf("id %q", id)
+	}
+	fi, err := os.Stat(filepath.Join(s.dir, id))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("stored file: %v %v", fi, err)
+	}
+	f, ct, _, err := s.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(f)
+	f.Close()
+	if !bytes.Equal(got, data) || ct != "video/mp4" {
+		t.Errorf("Open = %q, %q", got, ct)
+	}
+	if _, err := s.PutFile(t.Context(), "team-1", src, "audio/mpeg"); !errors.Is(err, ErrQuotaExceeded) {
+		t.Errorf("second 60 bytes under a quota of 100: %v, want ErrQuotaExceeded", err)
+	}
+	png, err := s.Put(t.Context(), "team-2", []byte("png"), "image/png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Signed(png) {
+		t.Errorf("a screenshot id %q is signed", png)
+	}
+	c.add(DefaultSignedTTL + time.Second)
+	if n, err := s.Sweep(t.Context()); err != nil || n != 1 {
+		t.Errorf("Sweep after the signed TTL = %d, %v; want the video", n, err)
+	}
+	if _, _, _, err := s.Open(id); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Open of the expired video: %v", err)
+	}
+	f, _, _, err = s.Open(png)
+	if err != nil {
+		t.Fatalf("the screenshot expired with the video: %v", err)
+	}
+	f.Close()
+	if _, err := s.PutFile(t.Context(), "team-1", src, "video/mp4"); err != nil {
+		t.Errorf("the quota was not freed by the expiry: %v", err)
+	}
+}

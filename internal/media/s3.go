@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -37,6 +38,9 @@ type S3Options struct {
 	Region    string        // empty lets the client ask the service
 	UseSSL    bool          // https instead of http
 	TTL       time.Duration // 0 means DefaultTTL
+	// SignedTTL is the life of audio and video objects; 0 means
+	// DefaultSignedTTL.
+	SignedTTL time.Duration
 	// TeamQuota bounds the bytes of unexpired objects one team may have
 	// stored; 0 = no quota.
 	TeamQuota int64
@@ -49,7 +53,7 @@ type S3Store struct {
 	client *minio.Client
 	bucket string
 	prefix string
-	ttl    time.Duration
+	ttl    ttls
 	log    *slog.Logger
 	now    func() time.Time
 
@@ -72,9 +76,6 @@ func NewS3Store(ctx context.Context, opts S3Options, log *slog.Logger) (*S3Store
 	if opts.Bucket == "" {
 		return nil, errors.New("media: s3: no bucket")
 	}
-	if opts.TTL <= 0 {
-		opts.TTL = DefaultTTL
-	}
 	client, err := minio.New(opts.Endpoint, &minio.Options{
 		Creds:  credentials.NewStaticV4(opts.AccessKey, opts.SecretKey, ""),
 		Secure: opts.UseSSL,
@@ -84,7 +85,7 @@ func NewS3Store(ctx context.Context, opts S3Options, log *slog.Logger) (*S3Store
 		return nil, fmt.Errorf("media: s3: %w", err)
 	}
 	s := &S3Store{
-		client: client, bucket: opts.Bucket, prefix: opts.Prefix, ttl: opts.TTL, log: log, now: time.Now,
+		client: client, bucket: opts.Bucket, prefix: opts.Prefix, ttl: newTTLs(opts.TTL, opts.SignedTTL), log: log, now: time.Now,
 		opTimeout: s3OpTimeout, readTimeout: s3ReadTimeout, sweepTimeout: s3SweepTimeout,
 	}
 	s.quota = quota{limit: opts.TeamQuota, now: func() time.Time { return s.now() }, teams: make(map[string]*teamUsage)}
@@ -100,8 +101,13 @@ func NewS3Store(ctx context.Context, opts S3Options, log *slog.Logger) (*S3Store
 	return s, nil
 }
 
-// TTL returns how long an object is served after Put.
-func (s *S3Store) TTL() time.Duration { return s.ttl }
+// TTL returns how long an object is served after Put (audio and video:
+// SignedTTL).
+func (s *S3Store) TTL() time.Duration { return s.ttl.plain }
+
+// SignedTTL returns how long an audio or video object is served after
+// PutFile.
+func (s *S3Store) SignedTTL() time.Duration { return s.ttl.signed }
 
 // key is the object key of id.
 func (s *S3Store) key(id string) string { return s.prefix + id }
@@ -126,6 +132,39 @@ func (s *S3Store) Put(ctx context.Context, teamID string, data []byte, contentTy
 	defer cancel()
 	_, err = s.client.PutObject(ctx, s.bucket, s.key(id), bytes.NewReader(data), int64(len(data)),
 		minio.PutObjectOptions{ContentType: contentTypeOf(id)})
+	if err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	return id, nil
+}
+
+// PutFile stores the file at path (an MP3 or MP4 made by a conversion) for
+// team teamID like Put, streaming it to the bucket; the caller removes
+// path. The upload is bounded by the read deadline (10 minutes), not the
+// per-call one, since media may be large.
+func (s *S3Store) PutFile(ctx context.Context, teamID, path, contentType string) (id string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	tag := teamTag(teamID)
+	done, err := s.quota.reserve(ctx, tag, fi.Size(), s.teamBytes)
+	if err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	defer func() { done(err == nil) }()
+	id, err = newID(tag, contentType)
+	if err != nil {
+		return "", fmt.Errorf("media: put: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.readTimeout)
+	defer cancel()
+	_, err = s.client.PutObject(ctx, s.bucket, s.key(id), f, fi.Size(), minio.PutObjectOptions{ContentType: contentTypeOf(id)})
 	if err != nil {
 		return "", fmt.Errorf("media: put: %w", err)
 	}
@@ -165,7 +204,7 @@ func (s *S3Store) Open(id string) (io.ReadSeekCloser, string, time.Time, error) 
 		}
 		return nil, "", time.Time{}, fmt.Errorf("media: open: %w", err)
 	}
-	if s.expired(info.LastModified) {
+	if s.expired(id, info.LastModified) {
 		obj.Close()
 		cancel()
 		if err := s.remove(context.Background(), s.key(id)); err != nil {
@@ -199,7 +238,7 @@ func isNotFound(err error) bool {
 	return resp.StatusCode == http.StatusNotFound || resp.Code == minio.NoSuchKey
 }
 
-func (s *S3Store) expired(mod time.Time) bool { return s.now().Sub(mod) >= s.ttl }
+func (s *S3Store) expired(id string, mod time.Time) bool { return s.now().Sub(mod) >= s.ttl.of(id) }
 
 // Sweep deletes the expired objects under the prefix (those whose key is the
 // prefix and an id; other keys are left alone) and returns how many it
@@ -215,7 +254,7 @@ func (s *S3Store) Sweep(ctx context.Context) (int, error) {
 			break
 		}
 		id, ok := strings.CutPrefix(obj.Key, s.prefix)
-		if !ok || !idPattern.MatchString(id) || !s.expired(obj.LastModified) {
+		if !ok || !idPattern.MatchString(id) || !s.expired(id, obj.LastModified) {
 			continue
 		}
 		if err := s.remove(ctx, obj.Key); err != nil {
@@ -244,7 +283,7 @@ func (s *S3Store) teamBytes(ctx context.Context, tag string) (int64, error) {
 			return 0, fmt.Errorf("media: measure team usage: %w", obj.Err)
 		}
 		id, ok := strings.CutPrefix(obj.Key, s.prefix)
-		if !ok || !idPattern.MatchString(id) || s.expired(obj.LastModified) {
+		if !ok || !idPattern.MatchString(id) || s.expired(id, obj.LastModified) {
 			continue
 		}
 		n += obj.Size

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -360,5 +362,41 @@ func TestNewS3StoreErrors(t *testing.T) {
 				t.Errorf("err %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestS3PutFileSigned(t *testing.T) {
+	t.Parallel()
+	b := setupS3(t)
+	src := filepath.Join(t.TempDir(), "audio.mp3")
+	data := bytes.Repeat([]byte("a"), 3000)
+	if err := os.WriteFile(src, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id, err := b.store.PutFile(t.Context(), "team-1", src, "audio/mpeg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(id, ".mp3") || !Signed(id) {
+		t.Fatalf("id %q", id)
+	}
+	f, ct, _, err := b.store.Open(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(f)
+	f.Close()
+	if !bytes.Equal(got, data) || ct != "audio/mpeg" {
+		t.Errorf("Open = %d bytes, %q", len(got), ct)
+	}
+	if n, err := b.store.teamBytes(t.Context(), teamTag("team-1")); err != nil || n != int64(len(data)) {
+		t.Errorf("team usage %d, %v; want %d", n, err, len(data))
+	}
+	b.clock.add(DefaultSignedTTL + time.Second)
+	if n, err := b.store.Sweep(t.Context()); err != nil || n != 1 {
+		t.Errorf("Sweep after the signed TTL = %d, %v; want 1", n, err)
+	}
+	if b.exists(t, "media/"+id) {
+		t.Error("expired audio still in the bucket")
 	}
 }
