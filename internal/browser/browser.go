@@ -151,6 +151,8 @@ type instance struct {
 	// bySession holds the pool's open tabs by DevTools session, for the
 	// pipe filter's reports (target.SessionID -> *tab).
 	bySession sync.Map
+	// pages counts the pages of the sessions' contexts (pages.go).
+	pages sessionPages
 }
 
 // startTimeout bounds starting Chrome or connecting to it.
@@ -502,6 +504,9 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 	}
 	if err == nil {
 		err = p.readVersion(ctx, inst)
+	}
+	if err == nil {
+		err = p.watchTargets(ctx, inst)
 	}
 	if err == nil && p.opts.DevTools && p.proxyURL != "" {
 		p.devToolsURL(ctx, inst)

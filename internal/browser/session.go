@@ -81,8 +81,10 @@ func (p *Pool) OpenSession(ctx context.Context, o SessionOptions) (*Session, err
 	if err != nil {
 		return nil, p.runError(ctx, inst, "open session", err)
 	}
+	inst.pages.watch(sl.id)
 	tb, err := p.openTab(ctx, inst, sl)
 	if err != nil {
+		inst.pages.forget(sl.id)
 		p.disposeContext(ctx, inst, sl.id)
 		return nil, p.runError(ctx, inst, "open session", err)
 	}
@@ -354,6 +356,7 @@ func (s *Session) dispose(ctx context.Context) {
 	s.wait()
 	s.p.closeTab(ctx, s.inst, s.tb)
 	s.p.disposeContext(ctx, s.inst, s.sl.id)
+	s.inst.pages.forget(s.sl.id)
 }
 
 // ErrNoDevTools: the pool has no DevTools endpoint for sessions

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"strings"
 	"testing"
@@ -144,4 +145,65 @@ func TestCDPBoundsWindowsAndViewports(t *testing.T) {
 	if px := cfg.Width * cfg.Height; px > cdpMaxPixels || cfg.Width != 2000 {
 		t.Errorf("screenshot of %dx%d (%d pixels) after the window grew, want the 1000-wide window at scale 2 within %d", cfg.Width, cfg.Height, px, cdpMaxPixels)
 	}
+}
+
+// TestCDPPopupsCounted: pages that a client's page opens with
+// window.open count against cdpMaxPages like those the client creates:
+// a page opening 30 windows leaves the context with at most cdpMaxPages,
+// and the client is told of each one closed.
+func TestCDPPopupsCounted(t *testing.T) {
+	m := New(Config{Store: testStore(t), Browser: testPool(t), Log: testenv.Logger(t)})
+	ctx := ctxFor(t, 60*time.Second)
+	c, _, _ := cdpSession(t, ctx, m)
+	c.ok(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}, nil)
+	const popups = 30
+	c.ok(ctx, "", "Target.createTarget", map[string]any{
+		"url": "data:text/html,<script>for (let i = 0; i < " + fmt.Sprint(popups) + "; i++) window.open('about:blank', 'w' + i)</script>"}, nil)
+	pages := func() (created, live int) {
+		alive := map[string]bool{}
+		for _, ev := range c.events {
+			var p struct {
+				TargetID   string `json:"targetId"`
+				TargetInfo struct {
+					TargetID string `json:"targetId"`
+					Type     string `json:"type"`
+				} `json:"targetInfo"`
+			}
+			_ = json.Unmarshal(ev.Params, &p)
+			switch {
+			case ev.Method == "Target.targetCreated" && p.TargetInfo.Type == "page":
+				created++
+				alive[p.TargetInfo.TargetID] = true
+			case ev.Method == "Target.targetDestroyed":
+				delete(alive, p.TargetID)
+			}
+		}
+		return created, len(alive)
+	}
+	c.wait(ctx, "the popups to open", func() bool {
+		created, _ := pages()
+		return created >= popups+2 // the session's page, the client's, its popups
+	})
+	wctx, cancel := context.WithTimeout(ctx, testenv.Patient(15*time.Second))
+	defer cancel()
+	c.wait(wctx, "the context to be back within the cap", func() bool {
+		_, live := pages()
+		return live <= cdpMaxPages
+	})
+	var tgs struct {
+		TargetInfos []struct {
+			Type string `json:"type"`
+		} `json:"targetInfos"`
+	}
+	c.ok(ctx, "", "Target.getTargets", nil, &tgs)
+	n := 0
+	for _, ti := range tgs.TargetInfos {
+		if ti.Type == "page" {
+			n++
+		}
+	}
+	if n > cdpMaxPages {
+		t.Errorf("the session's context has %d pages, cap %d", n, cdpMaxPages)
+	}
+	c.refused(ctx, "", "Target.createTarget", map[string]any{"url": "about:blank"})
 }

@@ -59,8 +59,9 @@ const (
 	cdpWriteTimeout      = 30 * time.Second
 	cdpHandshakeTimeout  = 10 * time.Second
 	// cdpMaxPages caps the pages a client may open in the context
-	// (Target.createTarget), the session's own counted.
-	cdpMaxPages = 10
+	// (Target.createTarget), the session's own counted; the pool closes
+	// any page over it however it was opened (window.open).
+	cdpMaxPages = browser.MaxSessionPages
 	// cdpMaxPixels caps the pixels of a viewport the client emulates and
 	// of a screenshot's clip (scale counted): one huge bitmap costs a
 	// Chrome that every team shares.
