@@ -8,11 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
-	"strings"
-	"sync/atomic"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,10 +21,11 @@ import (
 // outside must not reach the program: one of a directory leads back to
 // the host's tree), starts the DevTools
 // forwarder (127.0.0.1:9222 to the run's socket) when asked, sets the
-// resource limits, runs the program with stdio and its own environment,
-// and writes how it ended (initStatus, JSON) on descriptor 3. When it
-// exits the PID namespace ends, and every process the program left with
-// it.
+// resource limits, runs the program with stdio, its own environment and
+// a lower CPU priority, and writes how it ended (initStatus, JSON) on
+// descriptor 3. When it exits the PID namespace ends, and every process
+// the program left with it. What bounds the run's processes together is
+// outside the sandbox, out of the program's reach (cgroup.go, watch.go).
 
 // initEnv is the variable that makes the binary the sandbox's init.
 const initEnv = "FIREGATE_SANDBOX_INIT"
@@ -39,8 +36,7 @@ type initConfig struct {
 	Env      []string `json:"env"`
 	Procs    int      `json:"procs"`
 	Memory   int64    `json:"memory"`
-	Total    int64    `json:"total"` // resident memory of all processes
-	CPU      int64    `json:"cpu"`   // seconds
+	CPU      int64    `json:"cpu"` // seconds
 	FileSize int64    `json:"fileSize"`
 	Forward  bool     `json:"forward"`
 }
@@ -50,23 +46,28 @@ type initStatus struct {
 	Exit   int    `json:"exit"`
 	Signal int    `json:"signal,omitempty"`
 	Error  string `json:"error,omitempty"` // the program could not start
-	// Total: the init killed every process, their resident memory
-	// together having gone past the run's total.
-	Total bool `json:"total,omitempty"`
 }
 
 // statusFD is the init's descriptor for its status.
 const statusFD = 3
 
-// RunInitIfRequested runs the sandbox's init and exits when this process
+// RunInitIfRequested runs the sandbox's init (or the join step that
+// starts bwrap in a run's cgroups, join.go) and exits when this process
 // is one; otherwise it returns at once.
 func RunInitIfRequested() {
+	if raw, ok := os.LookupEnv(joinEnv); ok {
+		os.Exit(joinMain(raw))
+	}
 	raw, ok := os.LookupEnv(initEnv)
 	if !ok {
 		return
 	}
 	os.Exit(initMain(raw))
 }
+
+// programNice is the program's CPU priority: below the server's and
+// Chrome's, which then keep the CPU they need however busy the programs.
+const programNice = 10
 
 func initMain(raw string) int {
 	status := os.NewFile(statusFD, "status")
@@ -124,19 +125,10 @@ func initMain(raw string) int {
 	cmd.Env = cfg.Env
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // stdin: /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startNiced(cmd); err != nil {
 		return report(initStatus{Error: "start " + cfg.Argv[0] + ": " + err.Error()})
 	}
-	var over atomic.Bool
-	stop := make(chan struct{})
-	if cfg.Total > 0 && !raceBuild {
-		go watchTotal(cfg.Total, &over, stop)
-	}
 	err := cmd.Wait()
-	close(stop)
-	if over.Load() {
-		return report(initStatus{Exit: 137, Signal: int(syscall.SIGKILL), Total: true})
-	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -172,59 +164,16 @@ func warmThreads(n int) (release func()) {
 	return func() { close(done) }
 }
 
-// totalEvery is how often the init sums the run's resident memory.
-const totalEvery = 20 * time.Millisecond
-
-// watchTotal sums the resident memory of every other process of the
-// sandbox's PID namespace (all of /proc there is the run's) every
-// totalEvery; past total it sets over and kills them all (kill -1 spares
-// the caller and the namespace's first process, bwrap's).
-func watchTotal(total int64, over *atomic.Bool, stop <-chan struct{}) {
-	self := os.Getpid()
-	page := int64(os.Getpagesize())
-	tick := time.NewTicker(totalEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-		}
-		if residentOthers(self, page) > total {
-			over.Store(true)
-			_ = unix.Kill(-1, unix.SIGKILL)
-			return
-		}
+// startNiced starts cmd from a thread of priority programNice, which the
+// program inherits (a thread's priority is its own on Linux: the thread is
+// this goroutine's alone meanwhile).
+func startNiced(cmd *exec.Cmd) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.Setpriority(unix.PRIO_PROCESS, 0, programNice); err != nil {
+		return err
 	}
-}
-
-// residentOthers is the resident memory of every process in /proc but
-// self and the namespace's first one.
-func residentOthers(self int, page int64) int64 {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return 0
-	}
-	defer func() { _ = d.Close() }()
-	names, _ := d.Readdirnames(-1)
-	var sum int64
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil || pid == self || pid == 1 {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + n + "/statm")
-		if err != nil {
-			continue // gone
-		}
-		f := strings.Fields(string(b))
-		if len(f) < 2 {
-			continue
-		}
-		rss, _ := strconv.ParseInt(f[1], 10, 64)
-		sum += rss * page
-	}
-	return sum
+	return cmd.Start()
 }
 
 // forwardInside connects each connection to 127.0.0.1:9222 to the run's

@@ -25,10 +25,16 @@
 //     own user namespace, so runs do not share it), writable memory per
 //     process (RLIMIT_DATA; node also gets --max-old-space-size), CPU time
 //     per process (RLIMIT_CPU), file size (RLIMIT_FSIZE), open files, no
-//     core dumps; the tmpfs is sized. The wall-clock timeout kills the
-//     whole sandbox (bwrap's process group; its PID namespace then ends);
-//     stdout and stderr are kept up to Limits.Output each, the rest read
-//     and dropped.
+//     core dumps, a lower CPU priority (nice 10); the tmpfs mounts (/tmp
+//     and /dev/shm; the rest of /dev is read-only) are sized.
+//   - Limits of all the run's processes together, which hold whatever the
+//     program does to the processes it can see: per-run cgroups where the
+//     machine allows them (memory, pids, CPU quota: cgroup.go), else the
+//     server's own watchdog, which sums the run's memory from outside the
+//     sandbox (watch.go); either way the server ends the whole run past
+//     Limits.TotalMemory. The wall-clock timeout kills the whole sandbox
+//     (its first process; its PID namespace then ends); stdout and stderr
+//     are kept up to Limits.Output each, the rest read and dropped.
 //
 // The sandbox's init is the server's own binary (bound read-only in the
 // sandbox): binaries that run programs call RunInitIfRequested first
@@ -79,9 +85,10 @@ type Limits struct {
 	// address space is no bound for node, which reserves 11 GB of it),
 	// default 512 MiB; node's heap is limited to half of it.
 	Memory int64
-	// TotalMemory bounds the resident memory of all the run's processes
-	// together, default twice Memory: the sandbox's init sums it every
-	// totalEvery and kills the whole run past it.
+	// TotalMemory bounds the memory of all the run's processes together,
+	// the files of its /tmp and /dev/shm included, default twice Memory:
+	// the limit of its memory cgroup, or what the server's watchdog sums;
+	// the server ends the whole run past it.
 	TotalMemory int64
 	// CPU is the CPU time of each process (RLIMIT_CPU), default the run's
 	// timeout (rounded up to a second).
@@ -95,6 +102,12 @@ type Limits struct {
 	// Disk is the size of the writable /tmp and the largest file
 	// (RLIMIT_FSIZE), default 64 MiB.
 	Disk int64
+	// Shm is the size of /dev/shm, default 16 MiB.
+	Shm int64
+	// CPUs is the CPU time all the run's processes together get per unit
+	// of time (a cgroup CPU quota; without cgroups only RLIMIT_CPU per
+	// process and the lower priority apply), default 1 (one CPU).
+	CPUs float64
 }
 
 // Defaults of Limits.
@@ -103,6 +116,8 @@ const (
 	DefaultProcs  = 64
 	DefaultOutput = 1 << 20
 	DefaultDisk   = 64 << 20
+	DefaultShm    = 16 << 20
+	DefaultCPUs   = 1
 	// exitKilled is the exit code of a killed run (as a shell reports
 	// SIGKILL).
 	exitKilled = 137
@@ -126,6 +141,12 @@ func (l Limits) withDefaults(timeout time.Duration) Limits {
 	}
 	if l.Disk <= 0 {
 		l.Disk = DefaultDisk
+	}
+	if l.Shm <= 0 {
+		l.Shm = DefaultShm
+	}
+	if l.CPUs <= 0 {
+		l.CPUs = DefaultCPUs
 	}
 	return l
 }
@@ -171,7 +192,11 @@ type Config struct {
 	// TempDir holds the runs' directories; "" = os.TempDir(). New removes
 	// those a crashed server left there (see removeStale).
 	TempDir string
-	Log     *slog.Logger
+	// NoCgroups makes the runs go without cgroups even where the machine
+	// allows them: the server's watchdog alone bounds their memory (tests
+	// of that path).
+	NoCgroups bool
+	Log       *slog.Logger
 }
 
 // interpreters are where each language's interpreter is inside the
@@ -183,9 +208,10 @@ type Sandbox struct {
 	cfg      Config
 	bwrap    string
 	init     string
-	base     string   // directory of the runs' directories
-	uid, gid int      // host ids the sandbox runs as; -1 = the server's
-	owner    *os.File // ownerLock in base, locked while the Sandbox is open
+	base     string       // directory of the runs' directories
+	uid, gid int          // host ids the sandbox runs as; -1 = the server's
+	owner    *os.File     // ownerLock in base, locked while the Sandbox is open
+	cg       *cgroupRoots // nil: no per-run cgroups
 	log      *slog.Logger
 }
 
@@ -240,8 +266,8 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		_ = os.RemoveAll(s.base)
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	// Those a crashed server left.
-	removeStale(tmp, s.base, s.log)
+	// Those a crashed server left, and their cgroups.
+	removeStaleCgroups(removeStale(tmp, s.base, s.log))
 	// The runs' directories are reached by the sandbox's user.
 	if err := os.Chmod(s.base, 0o711); err != nil {
 		_ = s.Close()
@@ -250,6 +276,15 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if s.init, err = placeInit(s.init, s.base); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("%w: place the sandbox init: %v", ErrUnavailable, err)
+	}
+	if !cfg.NoCgroups {
+		cg, err := newCgroupRoots(procSelf(), filepath.Base(s.base))
+		if err != nil {
+			s.log.InfoContext(ctx, "sandbox runs without cgroups: the server's watchdog bounds their memory", "reason", err.Error())
+		} else {
+			s.cg = cg
+			s.log.InfoContext(ctx, "sandbox runs in cgroups of their own", "memory", cg.memory, "pids", cg.pids, "cpu", cg.cpu)
+		}
 	}
 	for _, l := range cfg.Runtimes {
 		if err := s.check(ctx, l); err != nil {
@@ -290,8 +325,14 @@ func (s *Sandbox) Enabled(lang string) bool { return s != nil && slices.Contains
 // Prelude reports whether node programs get page, browser and context.
 func (s *Sandbox) Prelude() bool { return s.cfg.NodeModules != "" }
 
-// Close removes the runs' directory, then lets its lock go.
+// Cgroups reports whether runs are in cgroups of their own.
+func (s *Sandbox) Cgroups() bool { return s.cg != nil }
+
+// Close removes the runs' directory and cgroups, then lets its lock go.
 func (s *Sandbox) Close() error {
+	if s.cg != nil {
+		s.cg.remove()
+	}
 	err := os.RemoveAll(s.base)
 	if s.owner != nil {
 		_ = s.owner.Close()
@@ -391,7 +432,7 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 			return Result{}, err
 		}
 	}
-	ic := initConfig{Argv: argv, Env: env, Procs: lim.Procs, Memory: lim.Memory, Total: lim.TotalMemory, CPU: int64((lim.CPU + time.Second - 1) / time.Second),
+	ic := initConfig{Argv: argv, Env: env, Procs: lim.Procs, Memory: lim.Memory, CPU: int64((lim.CPU + time.Second - 1) / time.Second),
 		FileSize: lim.Disk, Forward: forward}
 	icJSON, err := json.Marshal(ic)
 	if err != nil {
@@ -419,6 +460,7 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
 		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
 		"--proc", "/proc", "--dev", "/dev",
+		"--size", strconv.FormatInt(lim.Shm, 10), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
 		"--size", strconv.FormatInt(lim.Disk, 10), "--tmpfs", "/tmp",
 		"--ro-bind", dir, inDir,
 		"--dir", "/etc",
@@ -431,12 +473,30 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 		args = append(args, "--ro-bind", s.cfg.NodeModules, inModules)
 	}
 	args = append(args, "--remount-ro", "/", "--info-fd", "4", "--chdir", "/tmp", "--clearenv", "--setenv", initEnv, string(icJSON), "--", inInit)
+	var rc *runCgroup
+	if s.cg != nil {
+		if rc, err = s.cg.newRun(filepath.Base(dir), lim); err != nil {
+			closeAll(extra)
+			return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		defer rc.remove() // after the sandbox's processes are gone (ns.reap below)
+	}
 	cmd := exec.Command(s.bwrap, args...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if s.uid >= 0 {
+	if rc != nil {
+		// The join step joins the run's cgroups, takes the sandbox's user
+		// and becomes bwrap.
+		jc, err := json.Marshal(joinConfig{Procs: rc.procsFiles(), UID: s.uid, GID: s.gid, Parent: os.Getpid(), Bwrap: s.bwrap})
+		if err != nil {
+			closeAll(extra)
+			return Result{}, err
+		}
+		cmd.Path, cmd.Args[0] = s.init, s.init
+		cmd.Env = []string{joinEnv + "=" + string(jc)}
+	} else if s.uid >= 0 {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(s.uid), Gid: uint32(s.gid), Groups: []uint32{}}
 	}
 	stdout, stderr := &capped{max: lim.Output}, &capped{max: lim.Output}
@@ -458,6 +518,8 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 	ns := &nsInit{fd: -1, ready: make(chan struct{})}
 	go ns.read(infoR)
 	defer ns.reap()
+	wd := watch(ns, rc, lim.TotalMemory)
+	defer wd.end()
 
 	timer := time.NewTimer(sp.Timeout)
 	defer timer.Stop()
@@ -473,8 +535,15 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 	case <-ctx.Done():
 		res.Killed, res.Reason = true, "killed: cancelled"
 		werr = kill(cmd, ns, waitErr)
+	case <-wd.over:
+		werr = kill(cmd, ns, waitErr)
 	}
 	<-statusDone
+	// Past the memory limit, whatever else ended the run (the kernel's
+	// kill within the cgroup may have ended the program first).
+	if wd.end() || (rc != nil && rc.oomKills() > 0) {
+		res.Killed, res.Reason = true, fmt.Sprintf("killed: the run's processes together went past the memory limit of %d MB", lim.TotalMemory>>20)
+	}
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()
 	res.Truncated = stdout.truncated() || stderr.truncated()
 	if res.Killed {
@@ -500,11 +569,7 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 		return res, nil
 	}
 	res.ExitCode = st.Exit
-	if st.Total {
-		res.Killed, res.ExitCode = true, exitKilled
-		res.Reason = fmt.Sprintf("killed: the run's processes together went past the memory limit of %d MB", lim.TotalMemory>>20)
-		res.Stderr += res.Reason + "\n"
-	} else if st.Signal != 0 {
+	if st.Signal != 0 {
 		sig := syscall.Signal(st.Signal)
 		res.Killed, res.ExitCode = true, 128+st.Signal
 		res.Reason = "killed: " + signalReason(sig, lim)
@@ -535,8 +600,9 @@ const reapWait = 10 * time.Second
 // as bwrap reports it: when it has exited, every process of the sandbox
 // has (the kernel kills and reaps them first).
 type nsInit struct {
-	ready chan struct{} // closed once fd is set (or will not be)
+	ready chan struct{} // closed once fd and pid are set (or will not be)
 	fd    int           // a pidfd; -1 for none
+	pid   int           // its host PID; 0 for none
 }
 
 func (n *nsInit) read(info io.Reader) {
@@ -546,7 +612,7 @@ func (n *nsInit) read(info io.Reader) {
 	}
 	if json.NewDecoder(io.LimitReader(info, 4096)).Decode(&v) == nil && v.ChildPID > 0 {
 		if fd, err := unix.PidfdOpen(v.ChildPID, 0); err == nil {
-			n.fd = fd
+			n.fd, n.pid = fd, v.ChildPID
 		}
 	}
 }

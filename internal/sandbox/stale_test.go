@@ -52,6 +52,7 @@ func crashedSandbox(t *testing.T, dir string) string {
 	if _, err := os.Stat(filepath.Join(base, ownerLock)); err != nil {
 		t.Fatalf("the killed process's directory: %v", err)
 	}
+	t.Cleanup(func() { removeStaleCgroups([]string{base}) }) // those of one the test keeps
 	return base
 }
 
@@ -113,6 +114,16 @@ func TestStaleDirsRemoved(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the killed server's directory %s is still there (%v)", stale, err)
+	}
+	// And its cgroups.
+	if s.Cgroups() {
+		dirs, err := v1Dirs(procSelf())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dirs["memory"], filepath.Base(stale))); !os.IsNotExist(err) {
+			t.Errorf("the killed server's memory cgroup is still there (%v)", err)
+		}
 	}
 	if logs := book.String(); !strings.Contains(logs, "removed a stale sandbox directory") || !strings.Contains(logs, stale) {
 		t.Errorf("the log does not name the removed directory %s", stale)
