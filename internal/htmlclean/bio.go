@@ -103,9 +103,9 @@ const maxFurnitureLine = 400
 // "Filed under:"). A pointer to another article ("Read more: <a>...</a>")
 // is not one: the text of many articles keeps those.
 var (
-	furnitureStart = regexp.MustCompile(`^(?:\W*(?:affiliate )?disclosure|this|our|we|as an amazon|thanks for reading|tags?\b|tagged|filed under|posted in|categories)`)
-	furniture      = regexp.MustCompile(`^(?:(?:\W*(?:affiliate )?disclosure:?\s*)?(?:this (?:post|article|page|site|website|content|guide|review|story)|our (?:site|content|reviews?)|we) (?:may )?(?:contains?|includes?|uses?|earns?|receives?|may earn)\b.{0,60}\baffiliate|as an amazon associate\b|thanks for reading\b)`)
-	linkedLabel    = regexp.MustCompile(`^(?:tags?|tagged(?: with| as)?|filed under|posted in|categories)\s?:`)
+	furnitureStart = mustTextPattern(`^(?:\W*(?:affiliate )?disclosure|this|our|we|as an amazon|thanks for reading|tags?\b|tagged|filed under|posted in|categories)`)
+	furniture      = mustTextPattern(`^(?:(?:\W*(?:affiliate )?disclosure:?\s*)?(?:this (?:post|article|page|site|website|content|guide|review|story)|our (?:site|content|reviews?)|we) (?:may )?(?:contains?|includes?|uses?|earns?|receives?|may earn)\b.{0,60}\baffiliate|as an amazon associate\b|thanks for reading\b)`)
+	linkedLabel    = mustTextPattern(`^(?:tags?|tagged(?: with| as)?|filed under|posted in|categories)\s?:`)
 )
 
 // furnitureLine returns the leaf block that t (the lower-case text of the

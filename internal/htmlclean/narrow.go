@@ -1,7 +1,6 @@
 package htmlclean
 
 import (
-	"regexp"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -386,7 +385,7 @@ const maxBylineLine = 80
 // read across its inline elements ("Written by <a>Ann Smith</a>",
 // "Written By: Jo Lee, Senior Analyst"): page furniture the main text
 // leaves out.
-var bylineLine = regexp.MustCompile(`^written by:? ?\S.{0,70}$`)
+var bylineLine = mustTextPattern(`^written by:? ?\S.{0,70}$`)
 
 // maxCreditLine bounds the text of a picture's credit line.
 const maxCreditLine = 100
@@ -397,8 +396,8 @@ const maxCreditLine = 100
 // courtesy of the museum", "Photo by Jo Lee"). A caption's own text is not
 // one: the credit must open its block.
 var (
-	creditStart = regexp.MustCompile(`^(?:photo|image|picture|credit|courtesy)`)
-	creditLine  = regexp.MustCompile(`^(?:(?:photo|image|picture)s? ?(?:credits?|courtesy(?: of)?|by|source)|(?:photo|picture)s?:|credits?:|courtesy of) ?:? ?\S`)
+	creditStart = mustTextPattern(`^(?:photo|image|picture|credit|courtesy)`)
+	creditLine  = mustTextPattern(`^(?:(?:photo|image|picture)s? ?(?:credits?|courtesy(?: of)?|by|source)|(?:photo|picture)s?:|credits?:|courtesy of) ?:? ?\S`)
 )
 
 // captionCredit returns the inline element of a figure's caption that t (a
@@ -465,13 +464,13 @@ func lineText(b *html.Node) string {
 // posterField matches, on a thread, the lower-case fields of a poster's
 // card that other pages use too, so only with a colon and only there
 // ("Location: Sin", "Registered: 2024-01-27").
-var posterField = regexp.MustCompile(`^(?:location|from|registered|member since|age|gender|reputation|credits|points|karma): [\w ,.:/-]{1,30}$`)
+var posterField = mustTextPattern(`^(?:location|from|registered|member since|age|gender|reputation|credits|points|karma): [\w ,.:/-]{1,30}$`)
 
 // cookieLine matches the lower-case start of a cookie or captcha notice
 // left in the page ("iFixit uses cookies to ...", "This site uses cookies
 // to ...", "This site is protected by reCAPTCHA and the Google Privacy
 // Policy ...").
-var cookieLine = regexp.MustCompile(`^(?:(?:we|this (?:site|website)|[^ ]+) uses? cookies\b|this (?:site|website|page|form) is protected by recaptcha\b)`)
+var cookieLine = mustTextPattern(`^(?:(?:we|this (?:site|website)|[^ ]+) uses? cookies\b|this (?:site|website|page|form) is protected by recaptcha\b)`)
 
 // maxConsentText bounds the text of a block taken for a consent line.
 const maxConsentText = 300
@@ -483,7 +482,7 @@ const maxConsentBox = 400
 // consentLine matches the lower-case start of the legal line under a
 // sign-up, sign-in or subscription form ("By continuing, you agree to our
 // User Agreement...", "By subscribing you accept the terms").
-var consentLine = regexp.MustCompile(`^by (?:continuing|signing up|signing in|subscribing|clicking|creating an account|registering|submitting|proceeding)\b.{0,80}?\byou (?:agree|accept|acknowledge|consent)`)
+var consentLine = mustTextPattern(`^by (?:continuing|signing up|signing in|subscribing|clicking|creating an account|registering|submitting|proceeding)\b.{0,80}?\byou (?:agree|accept|acknowledge|consent)`)
 
 // adLabels are the texts of the labels over ad slots, and of the
 // placeholders of script-loaded content; an element holding only one of
@@ -500,45 +499,45 @@ var adLabels = map[string]bool{"advertisement": true, "advertisements": true, "s
 
 // commentCount matches the lower-case text of a link to a post's comments
 // ("12 comments", "No comments") under each teaser of a listing.
-var commentCount = regexp.MustCompile(`^(?:\d[\d,]*|no) comments?$`)
+var commentCount = mustTextPattern(`^(?:\d[\d,]*|no) comments?$`)
 
 // cardLabel matches the lower-case counters of a product card or a
 // carousel alone in their element: an empty review count ("0 reviews",
 // "No reviews yet"), a slide counter ("1 of 13").
-var cardLabel = regexp.MustCompile(`^(?:\(?0\)? (?:reviews?|ratings?)|no (?:reviews|ratings)(?: yet)?|\d+ of \d+)$`)
+var cardLabel = mustTextPattern(`^(?:\(?0\)? (?:reviews?|ratings?)|no (?:reviews|ratings)(?: yet)?|\d+ of \d+)$`)
 
 // readingTime matches a lower-case reading-time label ("4 min read",
 // "15 minute read time", "reading time: 3 minutes"): a block holding only
 // one is removed like an ad label.
-var readingTime = regexp.MustCompile(`^(?:(?:estimated )?read(?:ing)? time:? *\d+(?:-\d+)? *(?:min|mins|minutes?)\.?|\d+(?:-\d+)? *(?:min|mins|minutes?)\.? (?:read|reading)(?: time)?)$`)
+var readingTime = mustTextPattern(`^(?:(?:estimated )?read(?:ing)? time:? *\d+(?:-\d+)? *(?:min|mins|minutes?)\.?|\d+(?:-\d+)? *(?:min|mins|minutes?)\.? (?:read|reading)(?: time)?)$`)
 
 // posterLabel matches the lower-case lines of a forum poster's card: a
 // member rank ("Well-known member", "2+ year member", "Original poster")
 // or a statistic ("Join date: Aug 2008", "Posts: 1,077"). A block holding
 // only one is removed.
-var posterLabel = regexp.MustCompile(`^(?:(?:\d+\+? years? )?(?:new|senior|junior|active|well-known|premium|established|valued|registered|full|supporting|elite|veteran|trusted|verified|regular) member|original poster|(?:join date|joined|posts|threads|messages|reaction score|likes received): [\w ,.]{1,20})$`)
+var posterLabel = mustTextPattern(`^(?:(?:\d+\+? years? )?(?:new|senior|junior|active|well-known|premium|established|valued|registered|full|supporting|elite|veteran|trusted|verified|regular) member|original poster|(?:join date|joined|posts|threads|messages|reaction score|likes received): [\w ,.]{1,20})$`)
 
 // posterStat matches, on a forum thread, a poster's statistic written
 // without a colon ("Joined Feb 2019", "Posts 1,077").
-var posterStat = regexp.MustCompile(`^(?:join date|joined|posts|threads|messages|reaction score|likes received) [\w ,.]{1,20}$`)
+var posterStat = mustTextPattern(`^(?:join date|joined|posts|threads|messages|reaction score|likes received) [\w ,.]{1,20}$`)
 
 // postCounter matches, on a forum thread, the counters and states beside a
 // post or a thread: a bare number (votes, likes), "3 likes", "12 replies",
 // "Offline".
-var postCounter = regexp.MustCompile(`^(?:\d[\d,.]*k?(?: (?:likes?|replies|reply|views?|votes?|points?|posts?))?|likes?|replies|views|offline|online)$`)
+var postCounter = mustTextPattern(`^(?:\d[\d,.]*k?(?: (?:likes?|replies|reply|views?|votes?|points?|posts?))?|likes?|replies|views|offline|online)$`)
 
 // threadLabel matches, on a thread, the lower-case labels of its software
 // around the posts: an edit note ("Last edited: Jul 6, 2024"), a quote's
 // "Click to expand...", a question page's answer form and prompts
 // ("Post as a guest", "Explore related questions"), a post's age ("2y",
 // "3 hours ago"), a poster's role ("Thread starter", "Moderator").
-var threadLabel = regexp.MustCompile(`^(?:last edited:? [\w ,.:]{1,40}|click to (?:expand|shrink)(?:\.{3}|…)?|post as a guest|required, but never shown|sign up using (?:google|facebook|github|email and password)|find the answer to your question by asking\.?|see similar questions with these tags\.?|start asking to get answers|explore related questions|(?:thread|topic|discussion) starter|staff member|(?:global |super )?moderator|administrator|code:|wrote on|posted (?:by|on)|posted (?:\d+|an?) [a-z]+ ago|(?:\d+|an?) ?(?:y|yr|yrs|years?|mo|months?|w|wk|weeks?|d|days?|h|hr|hrs|hours?|min|mins|minutes?)(?: ago)?)$`)
+var threadLabel = mustTextPattern(`^(?:last edited:? [\w ,.:]{1,40}|click to (?:expand|shrink)(?:\.{3}|…)?|post as a guest|required, but never shown|sign up using (?:google|facebook|github|email and password)|find the answer to your question by asking\.?|see similar questions with these tags\.?|start asking to get answers|explore related questions|(?:thread|topic|discussion) starter|staff member|(?:global |super )?moderator|administrator|code:|wrote on|posted (?:by|on)|posted (?:\d+|an?) [a-z]+ ago|(?:\d+|an?) ?(?:y|yr|yrs|years?|mo|months?|w|wk|weeks?|d|days?|h|hr|hrs|hours?|min|mins|minutes?)(?: ago)?)$`)
 
 // pageLabel matches lower-case labels of a page's controls and state: a
 // result count ("Showing 24 of 291 results", "33 results"), a forum's
 // notices ("You are not logged in.", "Not open for further replies.", a
 // post's "Sent from my ... using ..." line), "Filter & sort", an empty cart.
-var pageLabel = regexp.MustCompile(`^(?:(?:showing )?\d[\d,]*(?: ?[-–] ?\d[\d,]*)?(?: of \d[\d,]*)? (?:results?|products?|items?)|you are not logged in\.?|not open for further replies\.?|sent from my .{1,60} using .{1,60}|filter (?:and|&) sort|sort (?:and|&) filter|no products in the cart\.?|jump to)$`)
+var pageLabel = mustTextPattern(`^(?:(?:showing )?\d[\d,]*(?: ?[-–] ?\d[\d,]*)?(?: of \d[\d,]*)? (?:results?|products?|items?)|you are not logged in\.?|not open for further replies\.?|sent from my .{1,60} using .{1,60}|filter (?:and|&) sort|sort (?:and|&) filter|no products in the cart\.?|jump to)$`)
 
 // firstText is the first non-blank text node under n.
 func firstText(n *html.Node) *html.Node {

@@ -1,0 +1,163 @@
+package htmlclean
+
+import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+// textPatterns are the package's textPatterns, checked against regexp.
+func textPatterns() map[string]*textPattern {
+	return map[string]*textPattern{
+		"bylineLine": bylineLine, "creditStart": creditStart, "creditLine": creditLine,
+		"posterField": posterField, "cookieLine": cookieLine, "consentLine": consentLine,
+		"commentCount": commentCount, "cardLabel": cardLabel, "readingTime": readingTime,
+		"posterLabel": posterLabel, "posterStat": posterStat, "postCounter": postCounter,
+		"threadLabel": threadLabel, "pageLabel": pageLabel, "furnitureStart": furnitureStart,
+		"furniture": furniture, "linkedLabel": linkedLabel,
+	}
+}
+
+// patternTexts are texts each pattern is meant for, with near misses.
+var patternTexts = []string{
+	"", " ", "a", "4 min read", "4 min read time", "15 minute read time", "reading time: 3 minutes",
+	"estimated read time 4-5 mins.", "4-5 min. read", "12 comments", "no comments", "1,204 comment",
+	"0 reviews", "(0) ratings", "no reviews yet", "1 of 13", "11 of 1300", "well-known member",
+	"2+ years member", "original poster", "join date: aug 2008", "posts: 1,077", "joined feb 2019",
+	"posts 1,077", "3 likes", "12 replies", "1.2k views", "offline", "likes", "last edited: jul 6, 2024",
+	"click to expand...", "click to shrink…", "thread starter", "super moderator", "posted 3 hours ago",
+	"2y", "3 hours ago", "an hour ago", "a day", "showing 24 of 291 results", "33 results", "1-24 of 300 products",
+	"you are not logged in.", "sent from my iphone using tapatalk", "filter & sort", "no products in the cart.",
+	"jump to", "location: sin", "registered: 2024-01-27", "karma: 12", "we use cookies to improve",
+	"this website uses cookies", "ifixit uses cookies to", "this site is protected by recaptcha and",
+	"by continuing, you agree to our user agreement", "by subscribing you accept the terms",
+	"by clicking below you acknowledge", "written by ann smith", "written by: jo lee, senior analyst",
+	"written by", "photo credit: ann smith", "credit: getty images", "image courtesy of the museum",
+	"photo by jo lee", "photos: ap", "courtesy of", "picture source x", "disclosure: this post may contain affiliate links",
+	"this post may contain affiliate links", "as an amazon associate we earn", "thanks for reading x!",
+	"tags: a, b", "tagged with: x", "filed under: news", "posted in", "categories:", "tags", "tagsy",
+	"-- disclosure", "our reviews may earn affiliate", "we earn a commission from affiliate links",
+	"the harbour lights were dim when the boats came in", "thisisnotalabel", "x uses cookies\u00e9",
+	"\u00e9t\u00e9 uses cookies", "\xff uses cookies", "4\xffmin read", "posts: \xe2\x82", "1\u00a0of 3",
+	"12 comments\n", "\n12 comments", "moderator\u2028", "by continuing" + strings.Repeat(" x", 60) + " you agree",
+	"sent from my " + strings.Repeat("a", 59) + " using " + strings.Repeat("b", 60),
+	"sent from my " + strings.Repeat("a", 61) + " using b",
+}
+
+// TestTextPatternsAgreeWithRegexp checks every textPattern against the
+// regexp it is compiled from on the texts above, all their prefixes, and
+// every text node (lower-cased, trimmed, and as it is) of the golden and
+// benchmark pages and the WCXB sample of internal/extracteval.
+func TestTextPatternsAgreeWithRegexp(t *testing.T) {
+	texts := append([]string(nil), patternTexts...)
+	for _, s := range patternTexts {
+		for i := range s {
+			texts = append(texts, s[:i], s[i:])
+		}
+	}
+	var pages []string
+	golden, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.html"))
+	for _, f := range golden {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, string(b))
+	}
+	sample, _ := filepath.Glob(filepath.Join("..", "extracteval", "testdata", "wcxb-sample", "html", "*.html.gz"))
+	for _, f := range sample {
+		pages = append(pages, gunzip(t, f))
+	}
+	pages = append(pages, benchPage(t, 20<<10))
+	for _, p := range pages {
+		doc, err := html.Parse(strings.NewReader(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := doc; n != nil; n = next(n, doc, false) {
+			if n.Type == html.TextNode {
+				texts = append(texts, n.Data, strings.ToLower(strings.TrimSpace(n.Data)))
+			} else if n.Type == html.ElementNode && isBlock(n.DataAtom) {
+				if _, ok := shortText(n, 400); ok {
+					texts = append(texts, lineText(n))
+				}
+			}
+		}
+	}
+	if len(sample) == 0 || len(texts) < 10000 {
+		t.Fatalf("only %d texts (%d sample pages)", len(texts), len(sample))
+	}
+	for name, p := range textPatterns() {
+		if !p.anchored {
+			t.Errorf("%s: not anchored, so never takes the fast path", name)
+		}
+		matched := 0
+		for _, s := range texts {
+			want := p.re.MatchString(s)
+			if got := p.MatchString(s); got != want {
+				t.Errorf("%s.MatchString(%q) = %v, regexp says %v", name, s, got, want)
+			}
+			if want {
+				matched++
+			}
+		}
+		if matched == 0 {
+			t.Errorf("%s: no text matched: the check shows nothing", name)
+		}
+	}
+}
+
+func gunzip(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func FuzzTextPatterns(f *testing.F) {
+	for _, s := range patternTexts {
+		f.Add(s)
+	}
+	ps := textPatterns()
+	f.Fuzz(func(t *testing.T, s string) {
+		for name, p := range ps {
+			if got, want := p.MatchString(s), p.re.MatchString(s); got != want {
+				t.Errorf("%s.MatchString(%q) = %v, regexp says %v", name, s, got, want)
+			}
+		}
+	})
+}
+
+// TestTextPatternOddExpressions covers what the package's patterns do not
+// use: empty loops, a match at the start, word boundaries at the ends,
+// case folding and an unanchored expression.
+func TestTextPatternOddExpressions(t *testing.T) {
+	exprs := []string{`^(?:|a)*b`, `^a*`, `^(?:x|)`, `^\bab\b`, `^(?i)straße\b`, `^k`, `(?i)^k`, `a+b`,
+		`^(?:a|b)*c$`, `^.{0,3}z`, `^\B`, `^(?:ab|a)(?:c|bc)$`, `^$`, `^(?m)a$`, `^[^ ]+ x\b`}
+	texts := []string{"", "a", "b", "ab", "aab", "abc", "x", "abz", "STRASSE", "straße", "Straße!", "\u212a",
+		"k", "K", "xab", "cc", "aaaz", "aaaaz", "a\nb", "ab c", "ab x", "ab xy", "\xff x", "é x!", "a\n"}
+	for _, e := range exprs {
+		p := mustTextPattern(e)
+		for _, s := range texts {
+			if got, want := p.MatchString(s), p.re.MatchString(s); got != want {
+				t.Errorf("%s on %q: %v, regexp says %v", e, s, got, want)
+			}
+		}
+	}
+}
