@@ -51,6 +51,7 @@ type Config struct {
 	BrowserProxy    string         // BROWSER_PROXY_LISTEN: where the guarded proxy for Chrome listens, default 127.0.0.1:0
 	BrowserProxyURL string         // BROWSER_PROXY_URL: that proxy's URL as a remote Chrome reaches it
 	BrowserMaxTabs  int            // BROWSER_MAX_TABS: tabs open at once, default 2 per CPU
+	BrowserTabHold  time.Duration  // BROWSER_MAX_TAB_HOLD: longest one render holds its tab, default (0) 120s
 	InteractPerTeam int            // INTERACT_MAX_SESSIONS_PER_TEAM: active browser sessions per team, default 5
 	InteractMax     int            // INTERACT_MAX_SESSIONS: browser sessions this process holds at once, default 20
 	InteractJSMemMB int            // INTERACT_JS_MEMORY_MB: heap growth allowed to one code run before it is killed, default 256
@@ -243,7 +244,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		name string
 		dst  *time.Duration
 	}{{"HTTP_READ_HEADER_TIMEOUT", &c.HTTPReadHeader}, {"HTTP_READ_TIMEOUT", &c.HTTPReadBody}, {"HTTP_IDLE_TIMEOUT", &c.HTTPIdle},
-		{"SEARXNG_TIMEOUT", &c.SearxngTimeout}} {
+		{"SEARXNG_TIMEOUT", &c.SearxngTimeout}, {"BROWSER_MAX_TAB_HOLD", &c.BrowserTabHold}} {
 		if v := getenv(d.name); v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil || t <= 0 {

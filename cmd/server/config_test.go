@@ -58,7 +58,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"TEAM_CONCURRENCY_LIMIT": "0", "TEAM_RATE_MULTIPLIER": "3", "WATCHERS_PER_TEAM": "5",
 		"INTERACT_MAX_SESSIONS_PER_TEAM": "2", "INTERACT_MAX_SESSIONS": "7", "INTERACT_JS_MEMORY_MB": "64",
 		"AUTH_FAILURES_PER_MINUTE": "0", "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,::1",
-		"BROWSER": "off", "CHROME_PATH": "/usr/bin/chromium", "BROWSER_WS_URL": "ws://chrome:9222", "BROWSER_MAX_TABS": "8",
+		"BROWSER": "off", "CHROME_PATH": "/usr/bin/chromium", "BROWSER_WS_URL": "ws://chrome:9222", "BROWSER_MAX_TABS": "8", "BROWSER_MAX_TAB_HOLD": "90s",
 		"PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media", "MEDIA_TEAM_QUOTA_BYTES": "0",
 		"MEDIA_S3_ENDPOINT": "minio:9000", "MEDIA_S3_BUCKET": "shots", "MEDIA_S3_PREFIX": "firegate/",
 		"MEDIA_S3_ACCESS_KEY": "AKID", "MEDIA_S3_SECRET_KEY": "s3cret", "MEDIA_S3_REGION": "eu-west-1",
@@ -80,7 +80,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		TeamConcurrency: 0, TeamRateMult: 3, WatchersPerTeam: 5,
 		InteractPerTeam: 2, InteractMax: 7, InteractJSMemMB: 64,
 		AuthFailures: 0, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("::1/128")},
-		Browser: "off", ChromePath: "/usr/bin/chromium", BrowserWSURL: "ws://chrome:9222", BrowserMaxTabs: 8,
+		Browser: "off", ChromePath: "/usr/bin/chromium", BrowserWSURL: "ws://chrome:9222", BrowserMaxTabs: 8, BrowserTabHold: 90 * time.Second,
 		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
 		MediaS3Endpoint: "minio:9000", MediaS3Bucket: "shots", MediaS3Prefix: "firegate/",
 		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off",
@@ -103,7 +103,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"LOG_LEVEL": "loud", "LOG_FORMAT": "xml", "AUTH_MODE": "sometimes", "DATABASE_URL": "mysql://x",
 		"REDIS_URL": "http://x", "CACHE_MAX_BYTES": "-1", "CACHE_TTL": "0s",
 		"TEAM_CONCURRENCY_LIMIT": "-2", "TEAM_RATE_MULTIPLIER": "x",
-		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "PUBLIC_URL": "ftp://x", "METRICS": "maybe",
+		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "BROWSER_MAX_TAB_HOLD": "0s", "PUBLIC_URL": "ftp://x", "METRICS": "maybe",
 		"QUEUE_WORKERS": "-1", "JOB_TTL": "1d", "JOB_TIMEOUT": "0s",
 		"HTTP_READ_HEADER_TIMEOUT": "0s", "HTTP_READ_TIMEOUT": "fast", "HTTP_IDLE_TIMEOUT": "-1s",
 		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1",
@@ -115,7 +115,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 	if err == nil {
 		t.Fatal("want errors")
 	}
-	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES",
+	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "BROWSER_MAX_TAB_HOLD", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES",
 		"INTERACT_MAX_SESSIONS_PER_TEAM", "INTERACT_MAX_SESSIONS", "INTERACT_JS_MEMORY_MB", "MEDIA_TEAM_QUOTA_BYTES", "ALLOW_TARGETS", "BROWSER_PROXY_URL",
 		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES", "SEARXNG_ENDPOINT", "SEARXNG_TIMEOUT", "INTERACT_RUNTIMES"} {
 		if !strings.Contains(err.Error(), name+":") {

@@ -411,7 +411,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	var renderer scrape.Renderer
 	var browserPool *browser.Pool // the pool when there is a browser, for readiness
 	if cfg.Browser == "auto" {
-		pool := browser.New(browser.Options{ChromePath: cfg.ChromePath, RemoteURL: cfg.BrowserWSURL, MaxTabs: cfg.BrowserMaxTabs,
+		pool := browser.New(browser.Options{ChromePath: cfg.ChromePath, RemoteURL: cfg.BrowserWSURL, MaxTabs: cfg.BrowserMaxTabs, MaxHold: cfg.BrowserTabHold,
 			Policy: policy, ProxyListen: cfg.BrowserProxy, ProxyURL: cfg.BrowserProxyURL,
 			UserDataDir: filepath.Join(cfg.DataDir, "chrome"), DevTools: !workerOnly}, log) // DevTools: the sessions' cdpUrl
 		defer pool.Close()

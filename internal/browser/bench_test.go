@@ -2,6 +2,7 @@ package browser
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -366,4 +367,38 @@ func resetPeakRSS(b *testing.B) {
 	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
 		b.Skipf("cannot reset the peak RSS: %v", err)
 	}
+}
+
+// BenchmarkTabFairness: on a pool of 4 tabs, team A keeps 6 renders with
+// waitFor 30 s in flight; team B's render of a small page is timed from
+// its call to its result (B's wait for a tab included).
+func BenchmarkTabFairness(b *testing.B) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	p := New(Options{ChromePath: testenv.ChromePath(b), MaxTabs: 4, AllowPrivate: true}, log)
+	b.Cleanup(func() { _ = p.Close() })
+	s := newSite(b, map[string]string{"/": benchPage}, nil)
+	ctx := testCtx(b, 10*time.Minute)
+	if _, err := p.Render(ctx, Request{URL: s.URL + "/", Team: "B"}); err != nil { // start Chrome
+		b.Fatal(err)
+	}
+	var worst time.Duration
+	for b.Loop() {
+		actx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() { _, _ = p.Render(actx, Request{URL: s.URL + "/", Team: "A", WaitFor: 30 * time.Second}) })
+		}
+		for p.Stats().InUse < 3 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond) // A has taken what it can
+		t0 := time.Now()
+		if _, err := p.Render(ctx, Request{URL: s.URL + "/", Team: "B"}); err != nil {
+			b.Fatal(err)
+		}
+		worst = max(worst, time.Since(t0))
+		cancel()
+		wg.Wait()
+	}
+	b.ReportMetric(worst.Seconds(), "other-team-s")
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
+	"github.com/firegate/firegate/internal/fairshare"
 	"github.com/firegate/firegate/internal/netguard"
 )
 
@@ -71,8 +72,16 @@ type Options struct {
 	// /json/version.
 	RemoteURL string
 	// MaxTabs (BROWSER_MAX_TABS) bounds the tabs open at once; more renders
-	// wait in a queue, bounded by their ctx. 0 means 2 per CPU, at least 2.
+	// wait, bounded by their ctx. 0 means 2 per CPU, at least 2. The tabs
+	// are shared fairly between teams (internal/fairshare): a team may use
+	// what the others leave idle but for the last quarter of the tabs (at
+	// least one; none with a single tab), which only another team takes,
+	// and a freed tab goes to the waiting team that holds the fewest.
 	MaxTabs int
+	// MaxHold (BROWSER_MAX_TAB_HOLD) bounds how long one Render holds its
+	// tab in all, from the moment it gets it, Chrome's restarts included;
+	// past it the render fails with ErrTimeout. 0 means DefaultMaxHold.
+	MaxHold time.Duration
 	// Policy is the network policy every connection of Chrome passes,
 	// through the guarded proxy. Nil means one built from AllowPrivate.
 	Policy *netguard.Policy
@@ -111,7 +120,7 @@ type Options struct {
 type Pool struct {
 	opts    Options
 	log     *slog.Logger
-	slots   chan struct{}
+	tabs    *fairshare.Pool // the render slots, by team
 	adHosts []string
 	// closing tracks tabs being closed after their render returned.
 	closing sync.WaitGroup
@@ -169,6 +178,10 @@ func New(opts Options, log *slog.Logger) *Pool {
 	if opts.MaxMessage <= 0 {
 		opts.MaxMessage = DefaultMaxMessage
 	}
+	if opts.MaxHold <= 0 {
+		opts.MaxHold = DefaultMaxHold
+	}
+	tabs, _ := fairshare.New(fairshare.Config{Slots: opts.MaxTabs, MaxPerKey: perTeam(opts.MaxTabs)}) // MaxTabs >= 1: cannot fail
 	hosts := opts.AdHosts
 	if hosts == nil {
 		hosts = parseHosts(defaultAdHosts)
@@ -180,7 +193,7 @@ func New(opts Options, log *slog.Logger) *Pool {
 	return &Pool{
 		opts:    opts,
 		log:     log,
-		slots:   make(chan struct{}, opts.MaxTabs),
+		tabs:    tabs,
 		adHosts: hosts,
 		policy:  policy,
 		refused: refusals{m: map[string]refusal{}},
@@ -250,7 +263,22 @@ func (p *Pool) Available() error {
 }
 
 // MaxTabs returns the number of tabs the pool opens at once.
-func (p *Pool) MaxTabs() int { return cap(p.slots) }
+func (p *Pool) MaxTabs() int { return p.opts.MaxTabs }
+
+// DefaultMaxHold is Options.MaxHold when it is 0: the longest waits a
+// request may ask for (waitFor and wait actions together, 60 s) and the
+// time to load and act on a slow page.
+const DefaultMaxHold = 120 * time.Second
+
+// perTeam is the most tabs one team holds at once out of n: all but a
+// quarter (at least one), so that another team's render starts at once
+// however long one team's renders are; all of a single tab.
+func perTeam(n int) int {
+	if n < 2 {
+		return n
+	}
+	return n - max(1, n/4)
+}
 
 // Stats is a snapshot of a Pool, for metrics and readiness.
 type Stats struct {
@@ -267,7 +295,7 @@ type Stats struct {
 // Stats returns the pool's current numbers without waiting on a start.
 func (p *Pool) Stats() Stats {
 	inst := p.current.Load()
-	return Stats{InUse: len(p.slots), MaxTabs: cap(p.slots), Started: inst != nil && inst.ctx.Err() == nil}
+	return Stats{InUse: p.tabs.Stats().InUse, MaxTabs: p.opts.MaxTabs, Started: inst != nil && inst.ctx.Err() == nil}
 }
 
 // ErrNotStarted is returned by Ping when no Chrome runs yet (or the last
@@ -454,7 +482,7 @@ func chromeFlags() []chromedp.ExecAllocatorOption {
 // answers, bounded by startTimeout and ctx.
 func (p *Pool) start(ctx context.Context) (*instance, error) {
 	base := context.WithoutCancel(ctx) // Chrome outlives the request
-	inst := &instance{slots: newSlots(cap(p.slots) + 1)}
+	inst := &instance{slots: newSlots(p.opts.MaxTabs + 1)}
 	var allocCtx context.Context
 	var filter *pipeFilter
 	if p.opts.RemoteURL != "" {
@@ -522,7 +550,7 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 		}
 		return nil, fmt.Errorf("%w: start: %v", ErrUnavailable, err)
 	}
-	p.log.InfoContext(ctx, "chrome started", "remote", p.opts.RemoteURL != "", "user_agent", inst.userAgent, "max_tabs", cap(p.slots))
+	p.log.InfoContext(ctx, "chrome started", "remote", p.opts.RemoteURL != "", "user_agent", inst.userAgent, "max_tabs", p.opts.MaxTabs)
 	return inst, nil
 }
 

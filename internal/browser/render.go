@@ -130,25 +130,39 @@ func (p *Pool) Render(ctx context.Context, req Request) (*Result, error) {
 		ctx, cancel = context.WithTimeout(ctx, defaultTimeout)
 		defer cancel()
 	}
-	select {
-	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctxError("wait for a tab", ctx.Err())
+	release, err := p.tabs.Acquire(ctx, req.Team)
+	if err != nil {
+		return nil, ctxError("wait for a tab", err)
 	}
-	defer func() { <-p.slots }()
+	defer release()
+	// The tab is held for at most MaxHold in all.
+	ctx, cancel := context.WithTimeoutCause(ctx, p.opts.MaxHold, errHeld)
+	defer cancel()
 
 	for attempt := 0; ; attempt++ {
 		inst, err := p.instance(ctx)
 		if err != nil {
-			return nil, err
+			return nil, p.holdError(ctx, err)
 		}
 		res, err := p.render(ctx, inst, req)
 		if err != nil && attempt == 0 && ctx.Err() == nil && (inst.ctx.Err() != nil || !p.alive(inst)) {
 			p.log.WarnContext(ctx, "chrome died during render, retrying", "url", redactURL(req.URL), "err", err)
 			continue
 		}
-		return res, err
+		return res, p.holdError(ctx, err)
 	}
+}
+
+// errHeld is the cause of a render's end at Options.MaxHold.
+var errHeld = errors.New("browser: the render held its tab for the most one render may")
+
+// holdError names MaxHold in the error of a render it ended (still
+// ErrTimeout and context.DeadlineExceeded).
+func (p *Pool) holdError(ctx context.Context, err error) error {
+	if err == nil || !errors.Is(context.Cause(ctx), errHeld) {
+		return err
+	}
+	return fmt.Errorf("browser: render: held a tab for %v, the most one render may (BROWSER_MAX_TAB_HOLD): %w: %w", p.opts.MaxHold, ErrTimeout, context.DeadlineExceeded)
 }
 
 // render does one attempt of Render on inst.
