@@ -27,7 +27,8 @@ var bioRole = regexp.MustCompile(`(?i)\b(?:writer|editor|author|journalist|repor
 // removeAuthorBios removes, near the end of the page's text, the leaf
 // blocks that present the article's author ("Ann Smith is a freelance
 // writer who covers..."): page furniture under the article, not its text.
-// Forum threads keep them (a post may introduce its poster).
+// Forum threads keep them (a post may introduce its poster), and so does a
+// page whose text is mostly the bio: a writer's "About me" page.
 func removeAuthorBios(root *html.Node, pk pageKind) {
 	if pk.isThread() {
 		return
@@ -47,7 +48,7 @@ func removeAuthorBios(root *html.Node, pk pageKind) {
 		}
 		if n != root && n.Type == html.ElementNode && isBlock(n.DataAtom) && !hasBlockChild(n) {
 			l := textLen(n)
-			if l > 0 && l <= maxBioText && float64(total-seen-l) <= bioTailShare*float64(total) {
+			if l > 0 && l <= maxBioText && 2*l <= total && float64(total-seen-l) <= bioTailShare*float64(total) {
 				raw, _ := shortText(n, maxBioText)
 				t := strings.Join(strings.Fields(raw), " ")
 				if isBio(t) {

@@ -36,6 +36,12 @@ type Options struct {
 	// ExcludeTags are CSS selectors whose matching elements are removed.
 	// They are applied before IncludeTags.
 	ExcludeTags []string
+	// Reparse returns a fresh parse of the same page, for OnlyMainContent's
+	// final guard (guard.go): when the main-content rules leave less than a
+	// tenth of the page's visible text, Clean cleans the fresh tree without
+	// them and says so in its Report. Nil leaves the rules' result as it
+	// is.
+	Reparse func() (*html.Node, error)
 }
 
 // Clean cleans doc in place and returns the node to render and convert: the
@@ -43,16 +49,25 @@ type Options struct {
 // non-nil only when a selector in IncludeTags or ExcludeTags is invalid; doc
 // is left untouched in that case.
 func Clean(doc *html.Node, opts Options) (*html.Node, error) {
+	n, _, err := CleanReport(doc, opts)
+	return n, err
+}
+
+// CleanReport is Clean that also reports what the final guard of
+// OnlyMainContent did; the node it returns is under the tree of
+// opts.Reparse when the guard fell back.
+func CleanReport(doc *html.Node, opts Options) (*html.Node, Report, error) {
+	var rep Report
 	if doc == nil {
-		return nil, nil
+		return nil, rep, nil
 	}
 	exclude, err := compile(opts.ExcludeTags)
 	if err != nil {
-		return nil, fmt.Errorf("htmlclean: excludeTags: %w", err)
+		return nil, rep, fmt.Errorf("htmlclean: excludeTags: %w", err)
 	}
 	include, err := compile(opts.IncludeTags)
 	if err != nil {
-		return nil, fmt.Errorf("htmlclean: includeTags: %w", err)
+		return nil, rep, fmt.Errorf("htmlclean: includeTags: %w", err)
 	}
 	root := findBody(doc)
 	var pk pageKind
@@ -67,10 +82,25 @@ func Clean(doc *html.Node, opts Options) (*html.Node, error) {
 	if len(include) > 0 {
 		keepMatching(root, include)
 	}
-	if opts.OnlyMainContent {
-		mainContent(root, pk)
+	if !opts.OnlyMainContent {
+		return root, rep, nil
 	}
-	return root, nil
+	visible := 0
+	if opts.Reparse != nil {
+		visible = visibleLen(root, newPage(pk))
+	}
+	mainContent(root, pk)
+	if opts.Reparse == nil {
+		return root, rep, nil
+	}
+	if keptTooLittle(textLen(root), visible) {
+		if fresh, err := opts.Reparse(); err == nil && fresh != nil {
+			if n, fb := fallback(fresh, opts, proseLen(root)); n != nil {
+				return n, Report{Fallback: fb}, nil
+			}
+		}
+	}
+	return root, rep, nil
 }
 
 func compile(sels []string) ([]cascadia.SelectorGroup, error) {

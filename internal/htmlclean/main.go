@@ -517,7 +517,7 @@ func (pg *page) classify(n *html.Node, inContent, mild bool) kind {
 		}
 	}
 	switch n.DataAtom {
-	case atom.Div, atom.Section, atom.Ul, atom.Ol, atom.Dl, atom.Table, atom.Form, atom.P, atom.Span:
+	case atom.Div, atom.Section, atom.Ul, atom.Ol, atom.Dl, atom.Table, atom.Form, atom.P, atom.Span, atom.Td:
 		return checkLinks
 	}
 	return keep

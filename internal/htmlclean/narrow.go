@@ -72,6 +72,9 @@ func keepSibling(s *html.Node, adjacent, after bool) bool {
 			return true
 		}
 	}
+	if !after && isTitleBlock(s) {
+		return true // the page title, marked by its class
+	}
 	var st proseStats
 	st.walk(s, false, 0)
 	switch {
@@ -90,6 +93,38 @@ func keepSibling(s *html.Node, adjacent, after bool) bool {
 		min = minProseBelow
 	}
 	return st.prose >= min && st.link*2 < st.text
+}
+
+// maxTitleText bounds the text of a block taken for the page's title.
+const maxTitleText = 200
+
+// isTitleBlock reports a page title written as a plain block, as layouts
+// without headings have it: a short block whose class or id is a title's
+// ("post-title", "entryTitle", "page_title", "headline").
+func isTitleBlock(n *html.Node) bool {
+	if n.Type != html.ElementNode {
+		return false
+	}
+	switch n.DataAtom {
+	case atom.Div, atom.P, atom.Span:
+	default:
+		return false
+	}
+	for _, a := range n.Attr {
+		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
+			continue
+		}
+		for _, tok := range strings.Fields(a.Val) {
+			ws := splitWords(tok)
+			switch {
+			case len(ws) == 1 && ws[0] == "headline",
+				len(ws) == 2 && ws[1] == "title" && (ws[0] == "post" || ws[0] == "entry" || ws[0] == "article" || ws[0] == "page" || ws[0] == "story"):
+				t := textLen(n)
+				return t > 0 && t <= maxTitleText
+			}
+		}
+	}
+	return false
 }
 
 // proseStats measures a subtree: its text, the part in links, and the

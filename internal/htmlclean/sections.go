@@ -93,7 +93,11 @@ func headingLevel(a atom.Atom) int {
 // own container when the heading opens it, otherwise the heading and the
 // siblings after it up to the next heading of the same or a higher level.
 // Containers holding the anchor, and content elements (article, main), are
-// never removed whole.
+// never removed whole. The page's own title (its first h1) opens no such
+// section, however it reads: "Contact us", "Sign in", "Subscribe to our
+// newsletter" are the titles of those pages. (A section holding most of
+// the page's text is not spared: on WCXB such sections are reviews and
+// comments far longer than the content they follow.)
 func removeBoilerplateSections(root, anchor *html.Node, pk pageKind) {
 	var heads []*html.Node
 	for n := root; n != nil; {
@@ -113,13 +117,14 @@ func removeBoilerplateSections(root, anchor *html.Node, pk pageKind) {
 	if len(heads) == 0 {
 		return
 	}
+	title := findElement(root, atom.H1)
 	holdsAnchor := map[*html.Node]bool{}
 	for p := anchor; p != nil; p = p.Parent {
 		holdsAnchor[p] = true
 	}
 	for _, h := range heads {
-		if h.Parent == nil || holdsAnchor[h] || !isAncestor(root, h) {
-			continue // removed with an earlier section, or holds the content
+		if h == title || h.Parent == nil || holdsAnchor[h] || !isAncestor(root, h) {
+			continue // the title, removed with an earlier section, or holds the content
 		}
 		c := h
 		for c.Parent != nil && c.Parent != root && opens(c.Parent, c) && !isContentElement(c.Parent) &&

@@ -16,16 +16,24 @@ const maxSignupText = 250
 // removeSignupBoxes removes the small blocks built around an e-mail field
 // ("Join our mailing list", "Get the best of ..., directly in your inbox"):
 // from each field, the outermost ancestor that still holds at most
-// maxSignupText of text and not the anchor.
+// maxSignupText of text and not the anchor, nor the page's title (its
+// first h1) or most of its text: on a newsletter's own page the box is the
+// page. A sign-in form (one with a password field) is no sign-up box.
 func removeSignupBoxes(root, anchor *html.Node) {
 	var boxes []*html.Node
+	title, total := (*html.Node)(nil), -1
 	for n := root; n != nil; n = next(n, root, false) {
-		if n.Type != html.ElementNode || n.DataAtom != atom.Input || !isEmailField(n) {
+		if n.Type != html.ElementNode || n.DataAtom != atom.Input || !isEmailField(n) || inPasswordForm(n) {
 			continue
+		}
+		if total < 0 {
+			title, total = findElement(root, atom.H1), textLen(root)
 		}
 		var box *html.Node
 		for p := n.Parent; p != nil && p != root && p.Type == html.ElementNode; p = p.Parent {
-			if (anchor != nil && isAncestor(p, anchor)) || textLen(p) > maxSignupText {
+			t := textLen(p)
+			if (anchor != nil && isAncestor(p, anchor)) || t > maxSignupText ||
+				(title != nil && isAncestor(p, title)) || 2*t > total {
 				break
 			}
 			box = p
@@ -39,6 +47,23 @@ func removeSignupBoxes(root, anchor *html.Node) {
 			b.Parent.RemoveChild(b)
 		}
 	}
+}
+
+// inPasswordForm reports whether the field's form has a password field.
+func inPasswordForm(n *html.Node) bool {
+	f := n.Parent
+	for f != nil && f.DataAtom != atom.Form {
+		f = f.Parent
+	}
+	if f == nil {
+		return false
+	}
+	for c := f; c != nil; c = next(c, f, false) {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Input && attrIs(c, "type", "password") {
+			return true
+		}
+	}
+	return false
 }
 
 // isEmailField reports an <input> for an e-mail address: by type, or by a

@@ -498,14 +498,18 @@ func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document, 
 	if !opts.HasFormat(FormatHTML) && !opts.HasFormat(FormatMarkdown) {
 		return nil
 	}
-	cleaned, err := htmlclean.Clean(root, htmlclean.Options{
+	cleaned, rep, err := htmlclean.CleanReport(root, htmlclean.Options{
 		BaseURL:         base,
 		OnlyMainContent: opts.OnlyMainContent,
 		IncludeTags:     opts.IncludeTags,
 		ExcludeTags:     opts.ExcludeTags,
+		Reparse:         func() (*html.Node, error) { return parseHTML(raw) },
 	})
 	if err != nil {
 		return fmt.Errorf("scrape: clean: %w", err)
+	}
+	if w := fallbackWarning(rep.Fallback); w != "" {
+		addWarning(doc, w)
 	}
 	if opts.HasFormat(FormatHTML) {
 		var buf bytes.Buffer
@@ -523,6 +527,21 @@ func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document, 
 		doc.Markdown = &md
 	}
 	return nil
+}
+
+// fallbackWarning tells the user that onlyMainContent's rules were set
+// aside, and what was returned instead ("" when they were not).
+func fallbackWarning(f htmlclean.Fallback) string {
+	const lead = "The main-content rules (onlyMainContent) kept less than a tenth of this page's text, so "
+	switch f {
+	case htmlclean.FallbackBlock:
+		return lead + "the page's largest block of content was returned instead; set onlyMainContent to false for the whole page."
+	case htmlclean.FallbackChrome:
+		return lead + "the page without its navigation, header and footer was returned instead; set onlyMainContent to false for the whole page."
+	case htmlclean.FallbackPage:
+		return lead + "the whole page was returned: its text is all navigation, header or footer."
+	}
+	return ""
 }
 
 type contentKind int
