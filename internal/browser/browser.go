@@ -30,7 +30,6 @@ import (
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
-	"github.com/chromedp/chromedp/remote"
 
 	"github.com/firegate/firegate/internal/fairshare"
 	"github.com/firegate/firegate/internal/netguard"
@@ -110,8 +109,8 @@ type Options struct {
 	// Chrome is reached again at RemoteURL when that is a ws:// URL and
 	// its traffic is proxied (ProxyURL).
 	DevTools bool
-	// MaxMessage bounds one DevTools message the pool reads from a local
-	// Chrome (see pipe.go); 0 means DefaultMaxMessage.
+	// MaxMessage bounds one DevTools message the pool reads from Chrome
+	// (see pipe.go); 0 means DefaultMaxMessage.
 	MaxMessage int
 }
 
@@ -484,9 +483,9 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 	base := context.WithoutCancel(ctx) // Chrome outlives the request
 	inst := &instance{slots: newSlots(p.opts.MaxTabs + 1)}
 	var allocCtx context.Context
-	var filter *pipeFilter
+	filter := &msgFilter{max: int64(p.opts.MaxMessage), onDrop: func(o oversized) { p.oversized(inst, o) }}
 	if p.opts.RemoteURL != "" {
-		allocCtx, inst.allocCancel = remote.NewAllocator(base, p.opts.RemoteURL)
+		allocCtx, inst.allocCancel = chromedp.NewAllocatorContext(base, &remoteAllocator{url: p.opts.RemoteURL, filter: filter})
 	} else {
 		path, err := p.chromePath()
 		if err != nil {
@@ -506,7 +505,6 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 		if p.proxyURL != "" {
 			opts = append(opts, proxyFlags(p.proxyURL)...)
 		}
-		filter = &pipeFilter{max: int64(p.opts.MaxMessage), onDrop: func(o oversized) { p.oversized(inst, o) }}
 		opts = append(opts, startCmd(filter, p.proxyURL != "" && p.opts.DevTools))
 		allocCtx, inst.allocCancel = chromedp.NewExecAllocator(base, opts...)
 	}
@@ -527,7 +525,7 @@ func (p *Pool) start(ctx context.Context) (*instance, error) {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	if err == nil && filter != nil {
+	if err == nil {
 		err = filter.failed()
 	}
 	if err == nil {
@@ -585,7 +583,7 @@ func ctxError(stage string, err error) error {
 // make chromedp connect by websocket instead of the pipe). Replacing
 // chromedp's command hook, it keeps what that hook does on Linux: Chrome
 // dies with this process.
-func startCmd(filter *pipeFilter, devTools bool) chromedp.ExecAllocatorOption {
+func startCmd(filter *msgFilter, devTools bool) chromedp.ExecAllocatorOption {
 	return chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
 		if devTools {
 			cmd.Args = append(cmd.Args, "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1")

@@ -728,30 +728,7 @@ document.getElementById('seen').textContent = JSON.stringify({cookie: document.c
 // and renders through it with RemoteURL; Close leaves it running and clean.
 func TestRenderRemoteChrome(t *testing.T) {
 	t.Parallel()
-	path := testenv.ChromePath(t)
-	dir := t.TempDir()
-	args := append(chromeFlagNames(), "--remote-debugging-port=0", "--user-data-dir="+dir, "about:blank")
-	cmd := exec.Command(path, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // to kill its children too
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	var wsURL string
-	for range 200 {
-		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) == 2 {
-			wsURL = "ws://127.0.0.1:" + lines[0] + lines[1]
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if wsURL == "" {
-		t.Fatal("remote Chrome did not write DevToolsActivePort")
-	}
+	wsURL, _, cmd := startRemoteChrome(t)
 	p := New(Options{RemoteURL: wsURL, AllowPrivate: true, MaxTabs: 2}, testenv.Logger(t))
 	if err := p.Available(); err != nil {
 		t.Fatal(err)
@@ -798,6 +775,33 @@ func TestRenderRemoteChrome(t *testing.T) {
 	if pages != 2 || len(bcs.BrowserContextIDs) != 0 {
 		t.Errorf("remote Chrome has %d pages and %d browser contexts after Close", pages, len(bcs.BrowserContextIDs))
 	}
+}
+
+// startRemoteChrome starts a Chrome of the test's own with a DevTools
+// port and returns its browser endpoint, its port and its command.
+func startRemoteChrome(t *testing.T) (string, string, *exec.Cmd) {
+	t.Helper()
+	path := testenv.ChromePath(t)
+	dir := t.TempDir()
+	args := append(chromeFlagNames(), "--remote-debugging-port=0", "--user-data-dir="+dir, "about:blank")
+	cmd := exec.Command(path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // to kill its children too
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	for range 200 {
+		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
+		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) == 2 {
+			return "ws://127.0.0.1:" + lines[0] + lines[1], lines[0], cmd
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("remote Chrome did not write DevToolsActivePort")
+	return "", "", nil
 }
 
 // chromeFlagNames renders chromeFlags as command-line arguments for a

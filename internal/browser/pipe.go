@@ -48,8 +48,9 @@ const (
 	msgRetainCap = 4 << 20 // a message buffer larger than this is not kept for the next
 )
 
-// pipeFilter bounds the messages of one Chrome process.
-type pipeFilter struct {
+// msgFilter bounds the messages from one Chrome (its pipe, or the
+// WebSocket to a remote one).
+type msgFilter struct {
 	max    int64
 	onDrop func(oversized)
 	// err is interpose's failure; read after the allocator returned.
@@ -85,7 +86,7 @@ func (o oversized) Error() string {
 // Is makes an oversized match ErrMessageTooLarge.
 func (o oversized) Is(target error) bool { return target == ErrMessageTooLarge }
 
-func (f *pipeFilter) fail(err error) {
+func (f *msgFilter) fail(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err == nil {
@@ -94,7 +95,7 @@ func (f *pipeFilter) fail(err error) {
 }
 
 // failed returns interpose's error, if any.
-func (f *pipeFilter) failed() error {
+func (f *msgFilter) failed() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.err
@@ -108,7 +109,7 @@ func (f *pipeFilter) failed() error {
 // sends its first command, which it does after Chrome started, or when
 // chromedp closes its pipe without starting it; after that, Chrome's end
 // of a pipe is the only one, so that each side sees the other go.
-func (f *pipeFilter) interpose(cmd *exec.Cmd) {
+func (f *msgFilter) interpose(cmd *exec.Cmd) {
 	if len(cmd.ExtraFiles) != 2 {
 		f.fail(fmt.Errorf("chromedp gave %d pipe files, want 2", len(cmd.ExtraFiles)))
 		return
@@ -199,32 +200,19 @@ func copyCommands(from, to *os.File, started func()) {
 
 // answers passes Chrome's messages on to chromedp, bounded, until Chrome
 // closes its pipe; then chromedp's is closed too.
-func (f *pipeFilter) answers(from, to *os.File) {
+func (f *msgFilter) answers(from, to *os.File) {
 	defer from.Close()
 	defer to.Close()
 	br := bufio.NewReaderSize(from, pipeBufSize)
-	var msg, head, tail []byte
-	var size int64
-	over, broken := false, false
+	a := assembler{max: f.max}
+	broken := false
 	for {
 		chunk, err := br.ReadSlice(0)
 		end := err == nil
 		if end {
 			chunk = chunk[:len(chunk)-1]
 		}
-		size += int64(len(chunk))
-		switch {
-		case over:
-			tail = keepTail(tail, chunk)
-		case size > f.max:
-			over = true
-			whole := append(msg, chunk...)
-			head = append(head[:0], whole[:min(len(whole), msgHeadLen)]...)
-			tail = keepTail(tail[:0], whole)
-			msg = whole[:0]
-		default:
-			msg = append(msg, chunk...)
-		}
+		a.add(chunk)
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return // io.EOF or a read error: Chrome is gone
 		}
@@ -232,10 +220,12 @@ func (f *pipeFilter) answers(from, to *os.File) {
 			continue
 		}
 		var out []byte
-		if over {
-			out = f.drop(head, tail, size)
+		if a.over {
+			if o := f.report(&a); o.id != 0 {
+				out = append(errorResponse(o), 0)
+			}
 		} else {
-			out = append(msg, 0)
+			out = append(a.msg, 0)
 		}
 		if out != nil && !broken {
 			if _, werr := to.Write(out); werr != nil {
@@ -244,31 +234,63 @@ func (f *pipeFilter) answers(from, to *os.File) {
 				broken = true
 			}
 		}
-		msg, size, over = msg[:0], 0, false
-		if cap(msg) > msgRetainCap {
-			msg = nil
-		}
+		a.reset()
 	}
 }
 
-// drop handles a message over the bound from its head and tail: it tells
-// the pool, and returns the error response that replaces a response (nil
-// for an event).
-func (f *pipeFilter) drop(head, tail []byte, size int64) []byte {
-	id, method := messageHead(head)
-	o := oversized{sessionID: messageSession(tail), id: id, method: method, size: size, limit: f.max}
+// assembler puts one message together from its pieces: whole up to max
+// bytes, past it only its head and tail.
+type assembler struct {
+	max             int64
+	msg, head, tail []byte
+	size            int64
+	over            bool
+}
+
+// add appends the next piece of the message.
+func (a *assembler) add(chunk []byte) {
+	a.size += int64(len(chunk))
+	switch {
+	case a.over:
+		a.tail = keepTail(a.tail, chunk)
+	case a.size > a.max:
+		a.over = true
+		whole := append(a.msg, chunk...)
+		a.head = append(a.head[:0], whole[:min(len(whole), msgHeadLen)]...)
+		a.tail = keepTail(a.tail[:0], whole)
+		a.msg = whole[:0]
+	default:
+		a.msg = append(a.msg, chunk...)
+	}
+}
+
+// reset readies the assembler for the next message.
+func (a *assembler) reset() {
+	a.msg, a.size, a.over = a.msg[:0], 0, false
+	if cap(a.msg) > msgRetainCap {
+		a.msg = nil
+	}
+}
+
+// report tells the pool of the message over the bound that a holds.
+func (f *msgFilter) report(a *assembler) oversized {
+	id, method := messageHead(a.head)
+	o := oversized{sessionID: messageSession(a.tail), id: id, method: method, size: a.size, limit: f.max}
 	if f.onDrop != nil {
 		f.onDrop(o)
 	}
-	if id == 0 {
-		return nil
-	}
+	return o
+}
+
+// errorResponse is the error response that replaces a response over the
+// bound.
+func errorResponse(o oversized) []byte {
 	text, _ := json.Marshal("firegate: " + o.Error())
-	out := fmt.Appendf(nil, `{"id":%d,"error":{"code":-32000,"message":%s}`, id, text)
+	out := fmt.Appendf(nil, `{"id":%d,"error":{"code":-32000,"message":%s}`, o.id, text)
 	if o.sessionID != "" {
 		out = fmt.Appendf(out, `,"sessionId":"%s"`, o.sessionID)
 	}
-	return append(out, '}', 0)
+	return append(out, '}')
 }
 
 // keepTail appends chunk to tail and keeps the last msgTailLen bytes.

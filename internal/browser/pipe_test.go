@@ -33,7 +33,7 @@ func TestPipeFilter(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var drops []oversized
-	f := &pipeFilter{max: 1000, onDrop: func(o oversized) {
+	f := &msgFilter{max: 1000, onDrop: func(o oversized) {
 		mu.Lock()
 		drops = append(drops, o)
 		mu.Unlock()
@@ -169,7 +169,7 @@ func BenchmarkPipeFilter(b *testing.B) {
 				if dpR, dpW, err = os.Pipe(); err != nil {
 					b.Fatal(err)
 				}
-				f := &pipeFilter{max: DefaultMaxMessage}
+				f := &msgFilter{max: DefaultMaxMessage}
 				go f.answers(chromeR, dpW)
 			}
 			done := make(chan error, 1)
@@ -196,5 +196,35 @@ func BenchmarkPipeFilter(b *testing.B) {
 			chromeW.Close()
 			dpR.Close()
 		})
+	}
+}
+
+// TestRenderRemoteChromeBoundsMessages: a remote Chrome, reached by its
+// http:// address, is read through the same bound: a page over it fails
+// naming the limit, and the connection serves the next render.
+func TestRenderRemoteChromeBoundsMessages(t *testing.T) {
+	t.Parallel()
+	_, port, _ := startRemoteChrome(t)
+	p := New(Options{RemoteURL: "http://localhost:" + port, AllowPrivate: true, MaxTabs: 2, MaxMessage: 1 << 20}, testenv.Logger(t))
+	t.Cleanup(func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	s := newSite(t, map[string]string{
+		"/small": `<html><body><p>` + strings.Repeat("s", 500<<10) + `</p></body></html>`,
+		"/big":   `<html><body><p>` + strings.Repeat("b", 2<<20) + `</p></body></html>`,
+	}, nil)
+	ctx := testCtx(t, 60*time.Second)
+	_, err := p.Render(ctx, Request{URL: s.URL + "/big"})
+	if !errors.Is(err, ErrMessageTooLarge) || !strings.Contains(err.Error(), "over the limit of 1048576 bytes") {
+		t.Errorf("err %v, want ErrMessageTooLarge naming the limit", err)
+	}
+	res, err := p.Render(ctx, Request{URL: s.URL + "/small"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.HTML) < 500<<10 {
+		t.Errorf("the page within the bound lost its text: %d bytes of HTML", len(res.HTML))
 	}
 }
