@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
 )
 
 // maxPooledBuf bounds the scratch buffers kept for reuse so that one huge
@@ -187,7 +188,7 @@ func contentCodings(v string) []string {
 func supported(codings []string) bool {
 	for _, c := range codings {
 		switch c {
-		case "gzip", "x-gzip", "deflate", "br":
+		case "gzip", "x-gzip", "deflate", "br", "zstd":
 		default:
 			return false
 		}
@@ -276,6 +277,12 @@ func (c *Client) decoder(r io.Reader, coding string) (io.Reader, func(), error) 
 		}
 		br := brotli.NewReader(r)
 		return br, func() { p.br.Put(br) }, nil
+	case "zstd":
+		zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxMemory(256<<20))
+		if err != nil {
+			return nil, nil, fmt.Errorf("zstd: %w", err)
+		}
+		return zr, zr.Close, nil
 	case "deflate":
 		// "deflate" is zlib-wrapped per RFC 9110, but many servers send raw
 		// DEFLATE; tell them apart by the zlib header.

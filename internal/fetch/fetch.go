@@ -78,6 +78,8 @@ type Client struct {
 	pools  *pools
 	// proxied holds the transports of the proxies requests asked for.
 	proxied proxied
+	// chrome holds the Chrome-like transports (Request.Chrome).
+	chrome chromeClients
 }
 
 // New returns a Client with shared keep-alive pools. A nil log discards.
@@ -131,6 +133,7 @@ func (c *Client) CloseIdleConnections() {
 	c.verify.CloseIdleConnections()
 	c.skip.CloseIdleConnections()
 	c.closeProxied()
+	c.closeChrome()
 }
 
 // Request describes one fetch.
@@ -156,6 +159,9 @@ type Request struct {
 	// Proxy, when set, carries the request and its redirects (see
 	// proxied.go); nil connects directly.
 	Proxy *proxypool.Proxy
+	// Chrome sends the request as Chromium does: its TLS ClientHello,
+	// HTTP/2 settings and header set and order (see chrome.go).
+	Chrome bool
 }
 
 // Response is a fetched page. Non-2xx statuses are normal responses.
@@ -199,6 +205,12 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	hreq.Header = full.Clone() // the client may add cookies to it
 	var tr http.RoundTripper = c.verify
 	switch {
+	case req.Chrome:
+		ct, err := c.chromeTransport(req.Proxy, req.SkipTLSVerify)
+		if err != nil {
+			return nil, err
+		}
+		tr = ct
 	case req.Proxy != nil:
 		tr = c.proxyTransport(req.Proxy, req.SkipTLSVerify)
 	case req.SkipTLSVerify:
@@ -278,6 +290,11 @@ func (c *Client) headers(req Request) (full, base http.Header) {
 	if req.Mobile {
 		ua = c.opts.MobileUserAgent
 	}
+	for k, v := range req.Headers {
+		if strings.EqualFold(strings.TrimSpace(k), "User-Agent") {
+			ua = v // the client hints must match it
+		}
+	}
 	lang := req.AcceptLanguage
 	if lang == "" {
 		lang = DefaultAcceptLanguage
@@ -288,6 +305,9 @@ func (c *Client) headers(req Request) (full, base http.Header) {
 		"Accept-Language":           {lang},
 		"Accept-Encoding":           {acceptEncoding},
 		"Upgrade-Insecure-Requests": {"1"},
+	}
+	if req.Chrome {
+		chromeHeaders(base, ua)
 	}
 	if len(req.Headers) == 0 {
 		return base, base

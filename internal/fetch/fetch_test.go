@@ -21,6 +21,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/firegate/firegate/internal/netguard"
 )
@@ -363,7 +364,8 @@ func TestDoCompression(t *testing.T) {
 		{name: "labelled gzip but plain", encoding: "gzip", body: []byte(page), want: page},
 		{name: "labelled br but plain", encoding: "br", body: []byte("<p>plain</p>"), want: "<p>plain</p>"},
 		{name: "unlabelled gzip html", body: gz(page), contentType: "text/html", want: page},
-		{name: "unknown coding untouched", encoding: "zstd", body: []byte("zzz"), want: "zzz", wantEncoding: "zstd"},
+		{name: "zstd", encoding: "zstd", body: zs(page), want: page},
+		{name: "unknown coding untouched", encoding: "compress", body: []byte("zzz"), want: "zzz", wantEncoding: "compress"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -699,4 +701,14 @@ func TestDoLargeDeclaredLength(t *testing.T) {
 			t.Errorf("limit %d: got %d bytes truncated %v", tc.limit, len(resp.Body), resp.Truncated)
 		}
 	}
+}
+
+// zs compresses s with zstd.
+func zs(s string) []byte {
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		panic(err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll([]byte(s), nil)
 }

@@ -159,7 +159,7 @@ func (u upstreamAuth) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // errUpstreamAuth is an upstream refusing the credentials.
-var errUpstreamAuth = upstreamError("the upstream proxy refused the credentials (407)")
+const errUpstreamAuth = upstreamError("the upstream proxy refused the credentials (407)")
 
 type upstreamError string
 

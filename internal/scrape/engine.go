@@ -318,6 +318,7 @@ func (e *Engine) freshOnce(ctx context.Context, opts *Options, engine *string, r
 		AcceptLanguage: fetch.AcceptLanguage(opts.Location.Languages),
 		SkipTLSVerify:  opts.SkipTLSVerification,
 		Proxy:          rt.Proxy,
+		Chrome:         rt.Tier == proxypool.Enhanced, // Chromium's TLS, HTTP/2 and headers
 	})
 	if err != nil {
 		if herr := hops.err(); herr != nil {

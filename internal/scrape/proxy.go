@@ -20,7 +20,8 @@ import (
 // enhanced through the enhanced pool (then the basic pool, then direct,
 // with a warning); auto, the default, tries basic and, when the answer
 // looks blocked (blockedAnswer), retries once with enhanced, at no extra
-// credit (when enhanced can differ: some proxy is configured). location.country picks a proxy of that country in the pool used
+// credit; an enhanced fetch also sends Chromium's TLS hello, HTTP/2
+// settings and headers. location.country picks a proxy of that country in the pool used
 // (with none: any proxy, and a warning when the request named the
 // country). metadata.proxyUsed says which tier produced the document. A
 // proxy that failed to connect is skipped for a minute, and the attempt is
@@ -80,9 +81,11 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 }
 
 // enhancedDiffers reports whether an enhanced attempt differs from a
-// basic one, so that auto's retry of a blocked answer can get another:
-// it leaves through another proxy when any is configured.
-func (e *Engine) enhancedDiffers() bool { return e.proxies.Configured() }
+// basic one, so that auto's retry of a blocked answer can get another
+// answer: it always does, since an enhanced fetch sends Chromium's TLS
+// hello, HTTP/2 settings and headers (fetch.Request.Chrome), and leaves
+// through another proxy when any is configured.
+func (e *Engine) enhancedDiffers() bool { return true }
 
 // attempt runs freshOnce through a proxy of tier and, when that proxy
 // failed to connect, once more through another.
@@ -133,7 +136,7 @@ func blockedAnswer(r *fetch.Response) string {
 // challengeMarkers are found only on the interstitial pages of bot
 // checks (Cloudflare's challenge, DataDome's, PerimeterX's block page,
 // Incapsula's), not on the pages they protect.
-var challengeMarkers = []string{
+var challengeMarkers = []string{ //nolint:gochecknoglobals // constant list
 	"<title>just a moment...</title>",
 	"<title>attention required! | cloudflare</title>",
 	"cf-browser-verification",
@@ -145,7 +148,7 @@ var challengeMarkers = []string{
 }
 
 // captchaWords mark a page that is only a captcha when the page is small.
-var captchaWords = []string{"captcha", "verify you are human", "are you a robot", "unusual traffic"}
+var captchaWords = []string{"captcha", "verify you are human", "are you a robot", "unusual traffic"} //nolint:gochecknoglobals // constant list
 
 // challengeSmall is the size under which a page that speaks of a captcha
 // is taken for one.
