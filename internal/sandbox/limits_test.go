@@ -3,9 +3,12 @@ package sandbox
 import (
 	"context"
 	"os"
+	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,5 +151,57 @@ print(time.process_time() - c0)
 	t.Logf("%.3f s of CPU in 3 s", used)
 	if used > 0.5 {
 		t.Fatalf("the loop used %.2f s of CPU in 3 s under a quota of 0.05 CPU", used)
+	}
+}
+
+// TestSysVSharedMemoryDenied: shmget is refused (ENOSYS), with cgroups
+// and without: a segment lives on mapped by no process, where the
+// watchdog would not see it (before, 256 MB segments were made).
+func TestSysVSharedMemoryDenied(t *testing.T) {
+	if seccompFilter() == nil {
+		t.Logf("no seccomp filter on %s", runtime.GOARCH)
+		return
+	}
+	for mode, s := range limitModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			res := run(t, s, Spec{Language: Python, Code: `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget.restype = ctypes.c_int
+id = libc.shmget(0, 256 << 20, 0o1600)
+print("shmget", id, os.strerror(ctypes.get_errno()) if id < 0 else "")
+print("pid", os.getpid() > 0)
+`})
+			if res.ExitCode != 0 || !strings.Contains(res.Stdout, "shmget -1 Function not implemented") || !strings.Contains(res.Stdout, "pid True") {
+				t.Fatalf("%+v", res)
+			}
+		})
+	}
+}
+
+// TestRunMemoryHostRoot: the watchdog counts the files of a run's tmpfs
+// mounts only once the sandbox has them: processes whose root is still
+// the host's (bwrap's first process, until it has made the sandbox) do
+// not bring the host's /tmp into the sum (it once did, and killed runs
+// at their start wherever the host's /tmp held more than their limit).
+func TestRunMemoryHostRoot(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	page := int64(os.Getpagesize())
+	for deadline := time.Now().Add(testenv.Patient(10 * time.Second)); len(descendants(cmd.Process.Pid)) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the shell started no child")
+		}
+	}
+	var host syscall.Statfs_t
+	if err := syscall.Statfs("/tmp", &host); err != nil {
+		t.Fatal(err)
+	}
+	used := int64(host.Blocks-host.Bfree) * host.Bsize
+	if got := runMemory(cmd.Process.Pid, page); got > 64<<20 {
+		t.Fatalf("a sleep counted as %d MB (the host's /tmp holds %d MB)", got>>20, used>>20)
 	}
 }

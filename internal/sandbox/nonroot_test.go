@@ -116,7 +116,7 @@ var nonRootTests = []string{
 	"TestRunsEachLanguage", "TestSandboxUser", "TestFilesystemConfined", "TestNoInheritedDescriptors",
 	"TestNetworkConfined", "TestForkBombContained", "TestMemoryLimit", "TestTotalMemory", "TestTimeoutKills",
 	"TestCPULimit", "TestOutputCapped", "TestDiskLimit", "TestNodePageOverCDP", "TestPythonGetsCDPURL", "TestPlaceInit",
-	"TestDevShmBounded", "TestRunMemoryHolds", "TestCPUQuota", "TestCgroupsWhereAllowed",
+	"TestDevShmBounded", "TestRunMemoryHolds", "TestCPUQuota", "TestCgroupsWhereAllowed", "TestSysVSharedMemoryDenied",
 }
 
 // TestServerNotRoot: a server that is not root (as in the Docker image)

@@ -18,8 +18,9 @@
 //     address can be reached, the host's loopback included.
 //   - A user that is not root in the host (uid 65534 when the server runs
 //     as root, else the server's own), no capabilities, no further user
-//     namespaces (--disable-userns), its own session (--new-session), and
-//     the whole sandbox dies with the server (--die-with-parent).
+//     namespaces (--disable-userns), its own session (--new-session), a
+//     seccomp filter (seccomp.go: no SysV shared memory, no other ABI),
+//     and the whole sandbox dies with the server (--die-with-parent).
 //   - Resource limits set by the sandbox's init before it starts the
 //     program: processes and threads (RLIMIT_NPROC, counted in the run's
 //     own user namespace, so runs do not share it), writable memory per
@@ -440,7 +441,8 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 	}
 
 	// The init reports how the program ended on fd 3; bwrap tells the
-	// PID of the sandbox's first process on fd 4.
+	// PID of the sandbox's first process on fd 4 (and reads the seccomp
+	// filter from fd 5).
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		return Result{}, err
@@ -471,6 +473,16 @@ func (s *Sandbox) Run(ctx context.Context, sp Spec) (Result, error) {
 	}
 	if sp.Language == Node && s.Prelude() {
 		args = append(args, "--ro-bind", s.cfg.NodeModules, inModules)
+	}
+	// The seccomp filter (seccomp.go) on descriptor 5.
+	filter, err := seccompFile()
+	if err != nil {
+		closeAll(extra)
+		return Result{}, fmt.Errorf("sandbox: seccomp filter: %w", err)
+	}
+	if filter != nil {
+		extra = append(extra, filter)
+		args = append(args, "--seccomp", "5")
 	}
 	args = append(args, "--remount-ro", "/", "--info-fd", "4", "--chdir", "/tmp", "--clearenv", "--setenv", initEnv, string(icJSON), "--", inInit)
 	var rc *runCgroup

@@ -80,11 +80,13 @@ func (w *watchdog) end() bool {
 
 // runMemory is the memory held by the run whose first process is root
 // (a host PID): the resident memory of its descendants, the memfds they
-// hold, and the files of the sandbox's tmpfs mounts.
+// hold, and the files of the sandbox's tmpfs mounts (read through the
+// root of a descendant: there are none before the sandbox is made).
 func runMemory(root int, page int64) int64 {
 	var sum int64
 	seen := map[[2]uint64]bool{} // memfds by device and inode
-	for _, pid := range descendants(root) {
+	procs := descendants(root)
+	for _, pid := range procs {
 		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/statm"); err == nil {
 			if f := strings.Fields(string(b)); len(f) > 1 {
 				rss, _ := strconv.ParseInt(f[1], 10, 64)
@@ -93,13 +95,26 @@ func runMemory(root int, page int64) int64 {
 		}
 		sum += memfds(pid, seen)
 	}
-	for _, m := range []string{"/tmp", "/dev/shm"} {
-		var st syscall.Statfs_t
-		if syscall.Statfs("/proc/"+strconv.Itoa(root)+"/root"+m, &st) == nil {
-			sum += int64(st.Blocks-st.Bfree) * st.Bsize
+	if len(procs) > 0 && inSandbox(procs[0]) {
+		for _, m := range []string{"/tmp", "/dev/shm"} {
+			var st syscall.Statfs_t
+			if syscall.Statfs("/proc/"+strconv.Itoa(procs[0])+"/root"+m, &st) == nil {
+				sum += int64(st.Blocks-st.Bfree) * st.Bsize
+			}
 		}
 	}
 	return sum
+}
+
+// inSandbox reports whether pid's root is not the server's (bwrap's first
+// process has the host's until it has made the sandbox's: the host's /tmp
+// is not the run's).
+func inSandbox(pid int) bool {
+	var host, its syscall.Stat_t
+	if syscall.Stat("/", &host) != nil || syscall.Stat("/proc/"+strconv.Itoa(pid)+"/root", &its) != nil {
+		return false
+	}
+	return host.Dev != its.Dev || host.Ino != its.Ino
 }
 
 // descendants are the PIDs of every descendant of root, from the
