@@ -17,13 +17,14 @@ import (
 
 // ciTestOnlyPackages are the Debian packages .ci/run installs for the tests
 // themselves, not for the server: Node.js and npm run the official
-// JavaScript SDK in the end-to-end test, and postgresql-client gives CI
-// pg_isready and pg_ctlcluster. Every other package .ci/run installs is
+// JavaScript SDK in the end-to-end test, postgresql-client gives CI
+// pg_isready and pg_ctlcluster, and valgrind counts the instructions of the
+// pipeline cost budget step. Every other package .ci/run installs is
 // something the server runs at run time (Chromium, its fonts, pdftoppm,
 // tesseract) and must be in the image too, so a tool added for a feature's
 // tests without reaching the image fails here until it is sorted into one
 // list or the other.
-var ciTestOnlyPackages = []string{"nodejs", "npm", "postgresql-client"}
+var ciTestOnlyPackages = []string{"nodejs", "npm", "postgresql-client", "valgrind"}
 
 // stage is one FROM ... block of the Dockerfile.
 type stage struct {
