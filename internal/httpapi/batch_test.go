@@ -65,7 +65,8 @@ func TestBatchRequestValidation(t *testing.T) {
 		{name: "scrapeOptions key", body: `{"urls":[` + good + `],"scrapeOptions":{}}`, status: 400, code: "BAD_REQUEST", msg: unrecognized,
 			paths: []string{"scrapeOptions"}},
 		{name: "crawl key", body: `{"urls":[` + good + `],"limit":5}`, status: 400, code: "BAD_REQUEST", msg: unrecognized, paths: []string{"limit"}},
-		{name: "bad format", body: `{"urls":[` + good + `],"formats":["nope"]}`, status: 400, code: "BAD_REQUEST"},
+		{name: "bad format", body: `{"urls":[` + good + `],"formats":["nope"]}`, status: 400, code: "BAD_REQUEST",
+			msg: unknownFormat([]any{"formats", 0}, "nope")},
 		{name: "timeout too small", body: `{"urls":[` + good + `],"timeout":10}`, status: 400, code: "BAD_REQUEST", paths: []string{"timeout"}},
 		{name: "maxConcurrency 0", body: `{"urls":[` + good + `],"maxConcurrency":0}`, status: 400, code: "BAD_REQUEST", paths: []string{"maxConcurrency"}},
 		{name: "appendToId not a UUID", body: `{"urls":[` + good + `],"appendToId":"nope"}`, status: 400, code: "BAD_REQUEST",
@@ -101,7 +102,7 @@ func TestBatchRequestValidation(t *testing.T) {
 			}
 			msg := tc.msg
 			if msg == "" && tc.code == "BAD_REQUEST" {
-				msg = "Bad Request"
+				msg = firstFieldMessage(m) // no contract message: the first failing field
 			}
 			if msg != "" && m["error"] != msg {
 				t.Errorf("error %q, want %q", m["error"], msg)

@@ -466,10 +466,10 @@ func TestCrawlRequestValidation(t *testing.T) {
 		paths  []string // exact details paths, when set
 	}{
 		// url
-		{name: "url missing", body: `{"limit":5}`, status: 400, code: "BAD_REQUEST", msg: "Invalid URL", paths: []string{"url"}},
-		{name: "url not a string", body: `{"url":5}`, status: 400, code: "BAD_REQUEST", msg: "Invalid URL", paths: []string{"url"}},
-		{name: "url ftp", body: `{"url":"ftp://example.com/"}`, status: 400, code: "BAD_REQUEST", msg: "Invalid URL", paths: []string{"url"}},
-		{name: "url no tld", body: `{"url":"not a url"}`, status: 400, code: "BAD_REQUEST", msg: "Invalid URL", paths: []string{"url"}},
+		{name: "url missing", body: `{"limit":5}`, status: 400, code: "BAD_REQUEST", msg: msgURLMissing, paths: []string{"url"}},
+		{name: "url not a string", body: `{"url":5}`, status: 400, code: "BAD_REQUEST", msg: "Invalid URL: url must be a string, not number", paths: []string{"url"}},
+		{name: "url ftp", body: `{"url":"ftp://example.com/"}`, status: 400, code: "BAD_REQUEST", msg: malformedURL("ftp://example.com/"), paths: []string{"url"}},
+		{name: "url no tld", body: `{"url":"not a url"}`, status: 400, code: "BAD_REQUEST", msg: malformedURL("not a url"), paths: []string{"url"}},
 		// limit
 		{name: "limit 0", body: ok(`,"limit":0`), status: 400, code: "BAD_REQUEST", paths: []string{"limit"}},
 		{name: "limit negative", body: ok(`,"limit":-5`), status: 400, code: "BAD_REQUEST", paths: []string{"limit"}},
@@ -538,7 +538,8 @@ func TestCrawlRequestValidation(t *testing.T) {
 			msg: "Unrecognized key in body -- please review the v2 API documentation for request body changes", paths: []string{"scrapeOptions.bogus"}},
 		{name: "scrapeOptions url", body: ok(`,"scrapeOptions":{"url":"https://example.com"}`), status: 400, code: "BAD_REQUEST",
 			msg: "Unrecognized key in body -- please review the v2 API documentation for request body changes", paths: []string{"scrapeOptions.url"}},
-		{name: "scrapeOptions bad format", body: ok(`,"scrapeOptions":{"formats":["nope"]}`), status: 400, code: "BAD_REQUEST"},
+		{name: "scrapeOptions bad format", body: ok(`,"scrapeOptions":{"formats":["nope"]}`), status: 400, code: "BAD_REQUEST",
+			msg: unknownFormat([]any{"scrapeOptions", "formats", 0}, "nope")},
 		{name: "scrapeOptions timeout too small", body: ok(`,"scrapeOptions":{"timeout":500}`), status: 400, code: "BAD_REQUEST", paths: []string{"scrapeOptions.timeout"}},
 		{name: "scrapeOptions waitFor over half the timeout", body: ok(`,"scrapeOptions":{"waitFor":40000,"timeout":60000}`), status: 400,
 			code: "BAD_REQUEST", msg: "waitFor must not exceed half of timeout"},
@@ -592,7 +593,7 @@ func TestCrawlRequestValidation(t *testing.T) {
 			}
 			msg := tc.msg
 			if msg == "" && tc.code == "BAD_REQUEST" {
-				msg = "Bad Request"
+				msg = firstFieldMessage(m) // no contract message: the first failing field
 			}
 			if tc.name == "webhook unknown event" {
 				msg = `webhook.events[0]: unknown event "exploded"`
@@ -620,8 +621,8 @@ func TestCrawlRequestValidation(t *testing.T) {
 		t.Errorf("params-preview: %d %v", code, m)
 	}
 	// Requests without a valid key never reach validation.
-	for _, key := range []string{"", "fc-nope"} {
-		if code, m := f.send(t, http.MethodPost, "/v2/crawl", key, ok("")); code != 401 || m["error"] != "Unauthorized: Invalid token" {
+	for key, msg := range map[string]string{"": errKeyMissing.Message, "fc-nope": "Unauthorized: Invalid token"} {
+		if code, m := f.send(t, http.MethodPost, "/v2/crawl", key, ok("")); code != 401 || m["error"] != msg {
 			t.Errorf("key %q: %d %v", key, code, m)
 		}
 	}

@@ -189,8 +189,8 @@ func TestMapValidation(t *testing.T) {
 		path                  []any
 	}{
 		{"unknown key", `{"url":"https://example.com","formats":["markdown"]}`, "BAD_REQUEST", msgUnrecognized, []any{"formats"}},
-		{"missing url", `{}`, "BAD_REQUEST", msgInvalidURL, []any{"url"}},
-		{"bad url", `{"url":"ftp://example.com"}`, "BAD_REQUEST", msgInvalidURL, []any{"url"}},
+		{"missing url", `{}`, "BAD_REQUEST", msgURLMissing, []any{"url"}},
+		{"bad url", `{"url":"ftp://example.com"}`, "BAD_REQUEST", malformedURL("ftp://example.com"), []any{"url"}},
 		{"limit 0", `{"url":"https://example.com","limit":0}`, "BAD_REQUEST", msgBadRequest, []any{"limit"}},
 		{"limit too big", `{"url":"https://example.com","limit":100001}`, "BAD_REQUEST", msgBadRequest, []any{"limit"}},
 		{"sitemap enum", `{"url":"https://example.com","sitemap":"sometimes"}`, "BAD_REQUEST", msgBadRequest, []any{"sitemap"}},
@@ -214,7 +214,11 @@ func TestMapValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rec, got := do(t, s, http.MethodPost, "/v2/map", goodKey, tc.body)
-			if rec.Code != http.StatusBadRequest || got["code"] != tc.code || got["error"] != tc.msg {
+			msg := tc.msg
+			if msg == msgBadRequest {
+				msg = firstFieldMessage(got) // no contract message: the first failing field
+			}
+			if rec.Code != http.StatusBadRequest || got["code"] != tc.code || got["error"] != msg {
 				t.Fatalf("%d %v", rec.Code, got)
 			}
 			details, _ := got["details"].([]any)

@@ -168,6 +168,12 @@ func (s *Server) limitBody(next http.Handler) http.Handler {
 	})
 }
 
+// errKeyMissing is the 401 of a request without a bearer key (no
+// Authorization header, another scheme, the key alone): a wrong key is the
+// contract's "Unauthorized: Invalid token".
+var errKeyMissing = &Error{Status: http.StatusUnauthorized, Code: "UNAUTHORIZED",
+	Message: `Unauthorized: Token missing. Send the header "Authorization: Bearer <your API key>".`}
+
 var errBodyTooLarge = &Error{Status: http.StatusRequestEntityTooLarge, Code: "PAYLOAD_TOO_LARGE", Message: "Request body is too large"}
 
 // authenticate resolves the bearer key to a team or answers 401.
@@ -179,8 +185,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		team, err := s.authenticateKey(r, bearer(r.Header.Get("Authorization")))
+		key := bearer(r.Header.Get("Authorization"))
+		team, err := s.authenticateKey(r, key)
 		if err != nil {
+			if key == "" && errors.Is(err, auth.ErrInvalidKey) {
+				err = errKeyMissing
+			}
 			s.writeError(w, r, err)
 			return
 		}

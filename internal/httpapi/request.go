@@ -162,11 +162,11 @@ func (v *validator) bookkeeping(path []any, m jsonObject) (origin, integration s
 func (v *validator) url(path []any, m jsonObject) string {
 	p := at(path, "url")
 	if !present(m, "url") {
-		v.addCustom(p, codeInvalidType, msgInvalidURL)
+		v.addHeadlined(p, codeInvalidType, msgInvalidURL, msgURLMissing)
 		return ""
 	}
 	if k := kindOf(m.get("url")); k != kindString {
-		v.addCustom(p, codeInvalidType, msgInvalidURL)
+		v.addHeadlined(p, codeInvalidType, msgInvalidURL, msgInvalidURL+": url must be a string, not "+k.String())
 		return ""
 	}
 	s, ok := v.str(p, m.get("url"))
@@ -175,7 +175,7 @@ func (v *validator) url(path []any, m jsonObject) string {
 	}
 	u, ok := normalizeURL(s)
 	if !ok {
-		v.addCustom(p, codeInvalidString, msgInvalidURL)
+		v.addHeadlined(p, codeInvalidString, msgInvalidURL, malformedURL(s))
 		return ""
 	}
 	return u

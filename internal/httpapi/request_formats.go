@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/firegate/firegate/internal/scrape"
 )
@@ -37,6 +39,19 @@ func formatFields(t string) ([]string, bool) {
 const formatTypes = "'markdown' | 'html' | 'rawHtml' | 'rawBase64' | 'links' | 'images' | 'summary' | " +
 	"'json' | 'deterministicJson' | 'changeTracking' | 'screenshot' | 'attributes' | 'question' | " +
 	"'highlights' | 'query' | 'branding' | 'product' | 'menu' | 'audio' | 'video'"
+
+// formatNames are the format types, for unknownFormat.
+var formatNames = strings.Split(strings.NewReplacer("'", "", " ", "").Replace(formatTypes), "|")
+
+// unknownFormat is the headline of a format type t that does not exist:
+// the nearest name when one is close ("markdwon"), else the list.
+func unknownFormat(path []any, t string) string {
+	msg := fmt.Sprintf("%s: unknown format %q", fieldPath(path), t)
+	if near := nearest(t, formatNames); near != "" {
+		return msg + fmt.Sprintf("; did you mean %q?", near)
+	}
+	return msg + "; expected one of " + strings.Join(formatNames, ", ")
+}
 
 // formats reads the formats array and its cross-item rules.
 func (v *validator) formats(path []any, raw json.RawMessage) ([]scrape.Format, bool) {
@@ -86,7 +101,7 @@ func (v *validator) format(path []any, raw json.RawMessage) (scrape.Format, bool
 	case kindString:
 		t, _ = v.str(path, raw)
 		if _, ok := formatFields(t); !ok {
-			v.add(path, codeInvalidEnum, "Invalid format. Expected "+formatTypes+", received '"+t+"'")
+			v.addHeadlined(path, codeInvalidEnum, "Invalid format. Expected "+formatTypes+", received '"+t+"'", unknownFormat(path, t))
 			return scrape.Format{}, false
 		}
 	case kindObject:
@@ -103,7 +118,8 @@ func (v *validator) format(path []any, raw json.RawMessage) (scrape.Format, bool
 			return scrape.Format{}, false
 		}
 		if _, ok := formatFields(t); !ok {
-			v.add(tp, codeInvalidDiscriminator, "Invalid discriminator value. Expected "+formatTypes+", received '"+t+"'")
+			v.addHeadlined(tp, codeInvalidDiscriminator, "Invalid discriminator value. Expected "+formatTypes+", received '"+t+"'",
+				unknownFormat(tp, t))
 			return scrape.Format{}, false
 		}
 	default:

@@ -163,3 +163,51 @@ func knownCountry(s string) bool {
 func upperPair(s string) bool {
 	return len(s) == 2 && 'A' <= s[0] && s[0] <= 'Z' && 'A' <= s[1] && s[1] <= 'Z'
 }
+
+// nearest is the name of names closest to s when it is a likely misspelling
+// of it (case aside, at most a third of its letters off, two at least),
+// else "".
+func nearest(s string, names []string) string {
+	best, bestD := "", -1
+	for _, n := range names {
+		d := editDistance(strings.ToLower(s), strings.ToLower(n))
+		if bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if bestD < 0 || bestD > max(2, len([]rune(s))/3) {
+		return ""
+	}
+	return best
+}
+
+// editDistance counts the insertions, deletions, substitutions and swaps
+// of adjacent letters that make a into b (optimal string alignment). The
+// names compared are short: a and b longer than 64 runes are far apart.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	if len(x) > 64 || len(y) > 64 {
+		return 1 << 30
+	}
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
+}

@@ -92,13 +92,19 @@ func do(t *testing.T, h http.Handler, method, path, key, body string) (*httptest
 
 func TestAuth(t *testing.T) {
 	t.Parallel()
-	want := map[string]any{"success": false, "code": "UNAUTHORIZED", "error": "Unauthorized: Invalid token"}
-	for _, tc := range []struct{ name, header string }{
-		{"missing", ""},
-		{"no bearer", goodKey},
-		{"empty token", "Bearer "},
-		{"unknown key", "Bearer fc-unknown"},
-		{"basic scheme", "Basic " + goodKey},
+	invalid := map[string]any{"success": false, "code": "UNAUTHORIZED", "error": "Unauthorized: Invalid token"}
+	// A request without a key says how to send one (issue 32).
+	missing := map[string]any{"success": false, "code": "UNAUTHORIZED",
+		"error": `Unauthorized: Token missing. Send the header "Authorization: Bearer <your API key>".`}
+	for _, tc := range []struct {
+		name, header string
+		want         map[string]any
+	}{
+		{"missing", "", missing},
+		{"no bearer", goodKey, missing},
+		{"empty token", "Bearer ", missing},
+		{"unknown key", "Bearer fc-unknown", invalid},
+		{"basic scheme", "Basic " + goodKey, missing},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -114,7 +120,7 @@ func TestAuth(t *testing.T) {
 			}
 			var got map[string]any
 			json.Unmarshal(rec.Body.Bytes(), &got)
-			if diff := cmp.Diff(want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got)\n%s", diff)
 			}
 		})
@@ -217,7 +223,7 @@ func TestEnvelopes(t *testing.T) {
 		{"malformed json", http.MethodPost, "/v2/scrape", goodKey, `{"url":`, 400, "BAD_REQUEST_INVALID_JSON", "Bad request, malformed JSON"},
 		{"too large", http.MethodPost, "/v2/scrape", goodKey, `{"url":"https://example.com","headers":{"x":"` + strings.Repeat("a", MaxBodyBytes) + `"}}`, 413, "PAYLOAD_TOO_LARGE", "Request body is too large"},
 		{"known but not implemented", http.MethodPost, "/v2/crawl", goodKey, `{}`, 501, "NOT_IMPLEMENTED", "Not Implemented: POST /v2/crawl"},
-		{"not implemented needs auth", http.MethodGet, "/v2/crawl/abc", "", "", 401, "UNAUTHORIZED", "Unauthorized: Invalid token"},
+		{"not implemented needs auth", http.MethodGet, "/v2/crawl/abc", "", "", 401, "UNAUTHORIZED", errKeyMissing.Message},
 		{"catalog", http.MethodPost, "/v2/scrape", goodKey, `{"catalog":{"provider":"p","capability":"c"}}`, 403, "CATALOG_NOT_ENABLED", "Forbidden"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
@@ -47,6 +48,15 @@ func (v *validator) addCustom(path []any, code, msg string) {
 	v.add(path, code, msg)
 }
 
+// addHeadlined records a failing field with its detail message, and
+// headline as the error text of the response when no headline came before.
+func (v *validator) addHeadlined(path []any, code, msg, headline string) {
+	if v.headline == "" {
+		v.headline = headline
+	}
+	v.add(path, code, msg)
+}
+
 // failed reports whether any issue was recorded.
 func (v *validator) failed() bool { return len(v.details) > 0 }
 
@@ -57,9 +67,37 @@ func (v *validator) err() *Error {
 	}
 	msg := v.headline
 	if msg == "" {
-		msg = msgBadRequest
+		// No contract message: the first failing field and its problem,
+		// since SDKs show only this text ("limit: Number must be ...").
+		msg = fieldMessage(v.details[0])
 	}
 	return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: msg, Details: v.details}
+}
+
+// fieldMessage is "path: message" of f ("formats[0]: ..."), or the
+// message alone for the body itself.
+func fieldMessage(f FieldError) string {
+	if p := fieldPath(f.Path); p != "" {
+		return p + ": " + f.Message
+	}
+	return f.Message
+}
+
+// fieldPath writes a path as JavaScript would: scrapeOptions.formats[0].
+func fieldPath(p []any) string {
+	var b strings.Builder
+	for _, e := range p {
+		switch x := e.(type) {
+		case int:
+			b.WriteString("[" + strconv.Itoa(x) + "]")
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			fmt.Fprint(&b, x)
+		}
+	}
+	return b.String()
 }
 
 // at returns a new path: p followed by elems. p is never modified, so
