@@ -66,7 +66,7 @@ func commands() []command {
 		{name: "limits set", summary: "set a team's concurrency and rate limits, zero data retention, catalog access and\nthird-party data terms (every flag not given goes back to its default)",
 			flags: func(fs *flag.FlagSet, f *cliFlags) {
 				team(fs, f)
-				fs.IntVar(&f.concurrency, "concurrency", -1, "concurrent scrapes, 0 = unlimited (default: the server's TEAM_CONCURRENCY)")
+				fs.IntVar(&f.concurrency, "concurrency", -1, "concurrent scrapes, 0 = unlimited (default: the server's TEAM_CONCURRENCY_LIMIT)")
 				fs.IntVar(&f.rate, "rate-multiplier", -1, "multiplier of the base per-minute rates, 0 = unlimited (default: the server's TEAM_RATE_MULTIPLIER)")
 				fs.BoolVar(&f.zdr, "zdr", false, "allow zero data retention requests")
 				fs.BoolVar(&f.zdrForced, "zdr-forced", false, "force zero data retention on every request of the team (implies --zdr; agent and extract then answer 400)")

@@ -359,6 +359,13 @@ func (c changeStore) SaveScrape(ctx context.Context, teamID, url, tag string, s 
 // serve runs the server: the API and the queue workers, or with workerOnly
 // the workers and the operations routes alone.
 func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, workerOnly bool) error {
+	// Bind first: a second server on a busy port stops here, before it
+	// opens the store, starts a queue worker or runs migrations.
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()           // closed by Serve on the way out; this covers the returns before it
 	var runner interact.Runner // stays a nil interface without INTERACT_RUNTIMES
 	if len(cfg.InteractLangs) > 0 && !workerOnly {
 		sb, err := sandbox.New(ctx, sandbox.Config{Runtimes: cfg.InteractLangs, NodeModules: cfg.InteractNodeMod, Log: log})
@@ -605,10 +612,6 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if cfg.PprofAddr != "" {
 		go servePprof(ctx, cfg.PprofAddr, log)
 	}
-	ln, err := net.Listen("tcp", cfg.Addr())
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
 	var handler http.Handler = api
 	if workerOnly {
 		handler = opsOnly(api)
@@ -779,7 +782,7 @@ func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, sub string, 
 	case "list":
 		team, err := st.TeamByName(ctx, f.team)
 		if err != nil {
-			return fmt.Errorf("team %q: %w", f.team, err)
+			return teamError(f.team, err)
 		}
 		keys, err := st.ListAPIKeys(ctx, team.ID)
 		if err != nil {
@@ -816,9 +819,19 @@ func openTeam(ctx context.Context, cfg Config, log *slog.Logger, name string) (s
 	team, err := st.TeamByName(ctx, name)
 	if err != nil {
 		st.Close()
-		return nil, store.Team{}, fmt.Errorf("team %q: %w", name, err)
+		return nil, store.Team{}, teamError(name, err)
 	}
 	return st, team, nil
+}
+
+// teamError is the error of a sub-command whose team could not be found:
+// a team that does not exist says so (and how one is made), in words
+// rather than the store's.
+func teamError(name string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("team %q does not exist (a team is created with its first key: server keys create --team %s)", name, name)
+	}
+	return fmt.Errorf("team %q: %w", name, err)
 }
 
 // creditsCommand runs credits add, set, unlimited and show.

@@ -243,8 +243,14 @@ func TestCreditsAndLimitsCommands(t *testing.T) {
 	if err := run(ctx, []string{"credits", "unlimited", "--team", "acme"}, env(e), &out, io.Discard); err != nil || !strings.Contains(out.String(), "unlimited") {
 		t.Errorf("credits unlimited: %v %q", err, out.String())
 	}
-	if err := run(ctx, []string{"credits", "show", "--team", "nobody"}, env(e), io.Discard, io.Discard); err == nil {
-		t.Error("unknown team accepted")
+	// A team that does not exist is named as such, not by the store's
+	// error (issue 32).
+	for _, args := range [][]string{{"credits", "show", "--team", "nobody"}, {"keys", "list", "--team", "nobody"},
+		{"limits", "set", "--team", "nobody", "--zdr"}} {
+		err := run(ctx, args, env(e), io.Discard, io.Discard)
+		if err == nil || err.Error() != `team "nobody" does not exist (a team is created with its first key: server keys create --team nobody)` {
+			t.Errorf("%v: %v", args, err)
+		}
 	}
 	if err := run(ctx, []string{"limits", "set", "--team", "acme", "--concurrency", "2", "--zdr"}, env(e), io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
@@ -389,5 +395,26 @@ func TestServeDrainsQueueJobs(t *testing.T) {
 	cancel2()
 	if err := <-done; err != nil {
 		t.Fatalf("second run: %v", err)
+	}
+}
+
+// TestServeBindsFirst: a second server on a busy port fails on the bind
+// before it touches anything: no store is opened (DATA_DIR stays empty),
+// so no migration, queue worker or monitor scheduler starts.
+func TestServeBindsFirst(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dataDir := filepath.Join(t.TempDir(), "data")
+	e := map[string]string{"HOST": "127.0.0.1", "PORT": fmt.Sprint(busy.Addr().(*net.TCPAddr).Port), "DATA_DIR": dataDir, "BROWSER": "off"}
+	err = run(context.Background(), nil, env(e), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "listen") || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("run on a busy port: %v", err)
+	}
+	if entries, err := os.ReadDir(dataDir); !os.IsNotExist(err) {
+		t.Errorf("DATA_DIR was touched before the bind failed: %v %v", entries, err)
 	}
 }
