@@ -263,9 +263,14 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(&m)
 		return resp.StatusCode, m
 	}
-	status, body = send("/v2/crawl/params-preview", `{"url":"`+site.URL+`","prompt":"only the blog, five pages"}`)
+	// origin and integration are accepted as on every body (the Python
+	// SDK sends origin).
+	status, body = send("/v2/crawl/params-preview", `{"url":"`+site.URL+`","prompt":"only the blog, five pages","origin":"python-sdk@3.1.0","integration":"langchain"}`)
 	if d, _ := body["data"].(map[string]any); status != 200 || d["limit"] != 5.0 || fmt.Sprint(d["includePaths"]) != "[^/blog/.*]" || d["url"] != site.URL {
 		t.Errorf("params-preview: %d %v", status, body)
+	}
+	if status, body = send("/v2/crawl/params-preview", `{"url":"`+site.URL+`","prompt":"x","origin":5}`); status != 400 || fmt.Sprint(body["details"]) == "" {
+		t.Errorf("params-preview with a numeric origin: %d %v", status, body)
 	}
 	// The crawls start at an address nothing listens on: they fail at once
 	// and charge nothing, keeping the credit count below exact.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // Bounds of find-tools.
@@ -19,12 +20,13 @@ var findToolsSchema = json.RawMessage(`{
 	"type": "object",
 	"additionalProperties": false,
 	"properties": {
+		"query": {"type": "string", "minLength": 1, "maxLength": 2000},
 		"urls": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 2048}},
 		"providers": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
 		"categories": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
 		"groups": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
 		"capabilities": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
-		"level": {"enum": ["providers", "groups", "tools"]},
+		"level": {"enum": ["categories", "providers", "groups", "tools"]},
 		"expand": {"type": "array", "maxItems": 3, "items": {"enum": ["options", "response", "examples"]}},
 		"limit": {"type": "integer", "minimum": 1, "maximum": 100},
 		"offset": {"type": "integer", "minimum": 0, "maximum": 1000000}
@@ -33,6 +35,7 @@ var findToolsSchema = json.RawMessage(`{
 
 // findOptions are find-tools' options (validated by findToolsSchema).
 type findOptions struct {
+	Query        string   `json:"query,omitempty"`
 	URLs         []string `json:"urls,omitempty"`
 	Providers    []string `json:"providers,omitempty"`
 	Categories   []string `json:"categories,omitempty"`
@@ -44,10 +47,12 @@ type findOptions struct {
 	Offset       int      `json:"offset,omitempty"`
 }
 
-// findTools lists the catalog at a level (providers, groups = first path
-// segment of a capability, or tools), filtered by the options, one page of
-// limit items from offset; next is the call that reads the next page.
-// Without a level it lists providers, or tools when a filter is given.
+// findTools lists the catalog at a level (categories, providers, groups =
+// first path segment of a capability, or tools), filtered by the options,
+// one page of limit items from offset; next is the call that reads the
+// next page. Without a level it lists providers, or tools when a filter is
+// given. A query keeps the tools whose names, descriptions, provider or
+// categories hold its words, the best matches first.
 func (s *Service) findTools(_ context.Context, _ string, options map[string]any) (any, int64, error) {
 	raw, _ := json.Marshal(options)
 	var o findOptions
@@ -57,16 +62,21 @@ func (s *Service) findTools(_ context.Context, _ string, options map[string]any)
 	level := o.Level
 	if level == "" {
 		level = "providers"
-		if len(o.URLs)+len(o.Providers)+len(o.Groups)+len(o.Capabilities) > 0 {
+		if len(o.URLs)+len(o.Providers)+len(o.Groups)+len(o.Capabilities) > 0 || o.Query != "" {
 			level = "tools"
 		}
 	}
+	if level == "categories" {
+		return s.findCategories(o), 0, nil
+	}
+	terms := queryTerms(o.Query)
 	limit := o.Limit
 	if limit <= 0 {
 		limit = defaultFindLimit
 	}
 	hosts := urlHosts(o.URLs)
 	var items []map[string]any
+	scores := map[int]int{} // item index -> query match score (tools level)
 	seenGroup := map[string]bool{}
 	for _, p := range s.Catalog().Providers {
 		if len(o.Providers) > 0 && !slices.Contains(o.Providers, p.Name) {
@@ -86,9 +96,12 @@ func (s *Service) findTools(_ context.Context, _ string, options map[string]any)
 			if len(hosts) > 0 && !slices.ContainsFunc(hosts, c.MatchesHost) {
 				continue
 			}
+			if len(terms) > 0 && matchScore(p, c, terms) == 0 {
+				continue
+			}
 			caps = append(caps, c)
 		}
-		if len(caps) == 0 && (len(o.Groups)+len(o.Capabilities)+len(hosts) > 0 || level != "providers") {
+		if len(caps) == 0 && (len(o.Groups)+len(o.Capabilities)+len(hosts)+len(terms) > 0 || level != "providers") {
 			continue
 		}
 		switch level {
@@ -113,9 +126,16 @@ func (s *Service) findTools(_ context.Context, _ string, options map[string]any)
 					item["matchedBy"] = []string{"domain"}
 					item["matchedUrls"] = matchedURLs(c, o.URLs)
 				}
+				if len(terms) > 0 {
+					item["matchedBy"] = append(nonNil(asStrings(item["matchedBy"])), "query")
+					scores[len(items)] = matchScore(p, c, terms)
+				}
 				items = append(items, item)
 			}
 		}
+	}
+	if len(terms) > 0 {
+		items = byScore(items, scores)
 	}
 	total := len(items)
 	start := min(o.Offset, total)
@@ -263,4 +283,117 @@ func (s *Service) DomainTools(pageURL string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// findCategories lists the providers' categories with how many providers
+// are in each; next lists those providers.
+func (s *Service) findCategories(o findOptions) map[string]any {
+	count := map[string]int{}
+	var order []string
+	for _, p := range s.Catalog().Providers {
+		for _, c := range p.Categories {
+			if count[c] == 0 {
+				order = append(order, c)
+			}
+			count[c]++
+		}
+	}
+	items := make([]map[string]any, 0, len(order))
+	for _, c := range order {
+		items = append(items, map[string]any{"id": c, "name": c, "providers": count[c],
+			"next": nextCall(findOptions{Level: "providers", Categories: []string{c}})})
+	}
+	limit := o.Limit
+	if limit <= 0 {
+		limit = defaultFindLimit
+	}
+	total := len(items)
+	start := min(o.Offset, total)
+	end := min(start+limit, total)
+	var next any
+	if end < total {
+		next = nextCall(findOptions{Level: "categories", Offset: end, Limit: limit})
+	}
+	return map[string]any{"level": "categories", "items": items[start:end], "total": total, "next": next}
+}
+
+// maxQueryTerms bounds the words of a query that are matched.
+const maxQueryTerms = 32
+
+// queryTerms are the lower-case words (runs of letters and digits) of q,
+// each once, at most maxQueryTerms; one-letter words are left out.
+func queryTerms(q string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len([]rune(w)) < 2 || slices.Contains(out, w) {
+			continue
+		}
+		out = append(out, w)
+		if len(out) == maxQueryTerms {
+			break
+		}
+	}
+	return out
+}
+
+// matchScore is how well a tool matches the query's terms: each term found
+// in the tool's path or its provider's name counts 2, in a description or
+// category 1.
+func matchScore(p *Provider, c *Capability, terms []string) int {
+	names := strings.ToLower(c.Path + " " + p.Name)
+	text := strings.ToLower(c.Description + " " + p.Description + " " + strings.Join(p.Categories, " "))
+	score := 0
+	for _, t := range terms {
+		switch {
+		case strings.Contains(names, t):
+			score += 2
+		case strings.Contains(text, t):
+			score++
+		}
+	}
+	return score
+}
+
+// byScore orders items by their scores, highest first, ties in catalog
+// order.
+func byScore(items []map[string]any, scores map[int]int) []map[string]any {
+	idx := make([]int, len(items))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	out := make([]map[string]any, len(items))
+	for i, j := range idx {
+		out[i] = items[j]
+	}
+	return out
+}
+
+func asStrings(v any) []string {
+	s, _ := v.([]string)
+	return s
+}
+
+// MatchTools lists the tools that match query, best first, at most limit
+// (the alexandria source of a search: the SDK's DiscoveredTool items,
+// matchedBy query).
+func (s *Service) MatchTools(query string, limit int) []map[string]any {
+	terms := queryTerms(query)
+	out := []map[string]any{}
+	if len(terms) == 0 || limit <= 0 {
+		return out
+	}
+	scores := map[int]int{}
+	for _, p := range s.Catalog().Providers {
+		for _, c := range p.Capabilities {
+			if n := matchScore(p, c, terms); n > 0 {
+				item := ToolItem(p, c)
+				item["matchedBy"] = []string{"query"}
+				scores[len(out)] = n
+				out = append(out, item)
+			}
+		}
+	}
+	out = byScore(out, scores)
+	return out[:min(limit, len(out))]
 }

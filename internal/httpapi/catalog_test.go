@@ -676,7 +676,28 @@ func TestCatalogFindToolsAndDomainTools(t *testing.T) {
 	if d["total"] != float64(1) || d["items"].([]any)[0].(map[string]any)["matchedUrls"] == nil {
 		t.Errorf("by url: %v", d)
 	}
-	status, _, _, got := f.post(t, key, "", `{"catalog":{"provider":"firecrawl","capability":"find-tools","options":{"level":"all"}}}`)
+	// query (firecrawl_find_tools sends it): the tools whose names,
+	// descriptions, provider or categories hold its words, best first.
+	d = find(`{"query":"daily forecast for Oslo"}`)
+	items = d["items"].([]any)
+	if d["level"] != "tools" || len(items) < 2 || items[0].(map[string]any)["id"] != "weather/forecast/daily" ||
+		fmt.Sprint(items[0].(map[string]any)["matchedBy"]) != "[query]" {
+		t.Errorf("by query: %v", d)
+	}
+	if d = find(`{"query":"headlines"}`); d["total"] != float64(1) || d["items"].([]any)[0].(map[string]any)["id"] != "news/headlines" {
+		t.Errorf("by query, one match: %v", d)
+	}
+	if d = find(`{"query":"zzqx"}`); d["total"] != float64(0) {
+		t.Errorf("by query, no match: %v", d)
+	}
+	if d = find(`{"level":"categories"}`); fmt.Sprint(d["items"]) != "[map[id:weather name:weather next:map[capability:find-tools options:map[categories:[weather] level:providers] provider:firecrawl] providers:1]]" {
+		t.Errorf("categories: %v", d)
+	}
+	status, _, _, got := f.post(t, key, "", `{"catalog":{"provider":"firecrawl","capability":"find-tools","options":{"query":""}}}`)
+	if status != 400 {
+		t.Errorf("empty query: %d %v", status, got)
+	}
+	status, _, _, got = f.post(t, key, "", `{"catalog":{"provider":"firecrawl","capability":"find-tools","options":{"level":"all"}}}`)
 	if status != 400 || fmt.Sprint(got["details"].([]any)[0].(map[string]any)["path"]) != "[catalog options level]" {
 		t.Errorf("bad level: %d %v", status, got)
 	}

@@ -89,7 +89,8 @@ func (s *Server) handleParamsPreview(w http.ResponseWriter, r *http.Request) err
 		return apiErr
 	}
 	var v validator
-	v.checkKeys(nil, m, func(k string) bool { return k == "url" || k == "prompt" })
+	v.checkKeys(nil, m, keysIn("url", "prompt", "origin", "integration"))
+	v.bookkeeping(nil, m) // origin and integration, as every body has them (the Python SDK sends origin)
 	url := v.url(nil, m)
 	prompt, _ := v.reqString(nil, m, "prompt", 1, maxPromptChars)
 	if err := v.err(); err != nil {

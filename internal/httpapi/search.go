@@ -72,9 +72,11 @@ type searchRequest struct {
 	ZDR           bool
 	Enterprise    []string
 	AsyncScraping bool
-	// Catalog is set for the alexandria source or domainTools (catalog
-	// features this server does not have).
-	Catalog bool
+	// Catalog is set for the alexandria source or domainTools: the
+	// catalog's tools that match the query (CatalogSource) or the results'
+	// domains (DomainTools), in data.tools at ToolDetail.
+	Catalog, CatalogSource, DomainTools bool
+	ToolDetail                          string
 	// Threat is the threatProtection member; nil for none.
 	Threat *scrape.ThreatProtection
 }
@@ -207,7 +209,7 @@ func (v *validator) searchRequest(m jsonObject) searchRequest {
 		req.Limit = int(n)
 	}
 	top := v.searchSettings(nil, m)
-	req.Sources = v.searchSources(m, top, &req.Catalog)
+	req.Sources = v.searchSources(m, top, &req.CatalogSource)
 	req.Categories = v.searchCategories(m)
 	req.IncludeDomains = v.domainList(nil, m, "includeDomains")
 	req.ExcludeDomains = v.domainList(nil, m, "excludeDomains")
@@ -236,8 +238,9 @@ func (v *validator) searchRequest(m jsonObject) searchRequest {
 	if present(m, "threatProtection") {
 		req.Threat = v.threatProtection([]any{"threatProtection"}, m.get("threatProtection"))
 	}
-	req.Catalog = req.Catalog || v.optBool(nil, m, "domainTools", false)
-	v.optEnum(nil, m, "toolDetail", "compact", "compact", "summary", "full")
+	req.DomainTools = v.optBool(nil, m, "domainTools", false)
+	req.Catalog = req.CatalogSource || req.DomainTools
+	req.ToolDetail = v.optEnum(nil, m, "toolDetail", "compact", "compact", "summary", "full")
 
 	if present(m, "scrapeOptions") {
 		p := []any{"scrapeOptions"}
@@ -462,6 +465,8 @@ type searchData struct {
 	Web    *[]searchItem `json:"web,omitempty"`
 	News   *[]searchItem `json:"news,omitempty"`
 	Images *[]searchItem `json:"images,omitempty"`
+	// Tools are the catalog's tools (the alexandria source, domainTools).
+	Tools *[]map[string]any `json:"tools,omitempty"`
 }
 
 // searchResponse is the body of a successful POST /v2/search.
@@ -493,10 +498,7 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case req.Catalog:
-		return errCatalogNotEnabled
-	case req.AsyncScraping:
+	if req.AsyncScraping {
 		return errSearchAsync
 	}
 	ctx := r.Context()
@@ -508,6 +510,13 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	req.Scrape.ZeroDataRetention = req.ZDR
+	warning, err := s.searchCatalogAccess(team, &req)
+	if err != nil {
+		return err
+	}
+	if len(req.Sources) == 0 {
+		return s.searchCatalogOnly(w, r, team, req)
+	}
 	if s.searcher == nil {
 		return search.ErrNotConfigured
 	}
@@ -571,15 +580,133 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) error {
 			data.Images = &f.items
 		}
 	}
+	if req.Catalog {
+		tools := s.searchTools(req, found)
+		data.Tools = &tools
+	}
 	s.charge(ctx, team, credits, "search")
+	id := newSearchID()
+	s.log.InfoContext(ctx, "search done", "request_id", requestIDFrom(ctx), "team_id", team.ID,
+		"sources", len(found), "scraped", len(req.Scrape.Formats) > 0, "credits", credits)
+	writeJSON(w, http.StatusOK, searchResponse{Success: true, Data: data, CreditsUsed: credits, ID: id, Warning: warning})
+	return nil
+}
+
+func newSearchID() string {
 	id, err := uuid.NewV7()
 	if err != nil {
 		id = uuid.New()
 	}
-	s.log.InfoContext(ctx, "search done", "request_id", requestIDFrom(ctx), "team_id", team.ID,
-		"sources", len(found), "scraped", len(req.Scrape.Formats) > 0, "credits", credits)
-	writeJSON(w, http.StatusOK, searchResponse{Success: true, Data: data, CreditsUsed: credits, ID: id.String()})
+	return id.String()
+}
+
+// searchCatalogAccess decides the catalog part of a search (the alexandria
+// source, domainTools): kept for a team with catalog access; for one
+// without, dropped with a warning when web, news or images are also asked
+// (firecrawl-mcp asks for the catalog on every search), else refused.
+func (s *Server) searchCatalogAccess(team auth.Team, req *searchRequest) (warning string, err error) {
+	if !req.Catalog {
+		return "", nil
+	}
+	err = s.catalogAccess(team)
+	if err == nil && req.ZDR {
+		err = errCatalogZDR
+	}
+	if err == nil {
+		return "", nil
+	}
+	if len(req.Sources) == 0 {
+		return "", err
+	}
+	req.Catalog, req.CatalogSource, req.DomainTools = false, false, false
+	reason := "this server has no tool catalog"
+	switch err {
+	case errCatalogTeamNotEnabled:
+		reason = "catalog access is not enabled for this team (an operator enables it with: server limits set --catalog)"
+	case errCatalogZDR:
+		reason = "catalog tools are not available under zero data retention"
+	}
+	return "The catalog part of this search (the alexandria source, domainTools) was left out: " + reason + ".", nil
+}
+
+// searchCatalogOnly answers a search of the alexandria source alone: the
+// catalog's tools matching the query, free, without the search engine.
+func (s *Server) searchCatalogOnly(w http.ResponseWriter, r *http.Request, team auth.Team, req searchRequest) error {
+	ctx := r.Context()
+	if err := s.rateLimited(ctx, team, limits.ClassSearch); err != nil {
+		return err
+	}
+	s.recordActivity(r, team, "search", req.Query, req.Scrape.AuditMetadata, req.ZDR)
+	tools := s.searchTools(req, nil)
+	writeJSON(w, http.StatusOK, searchResponse{Success: true, Data: searchData{Tools: &tools}, ID: newSearchID()})
 	return nil
+}
+
+// searchTools are data.tools of a search: the catalog's tools matching
+// the query (the alexandria source) and those of the results' domains
+// (domainTools), each once, at the request's toolDetail.
+func (s *Server) searchTools(req searchRequest, found []sourceResults) []map[string]any {
+	tools := []map[string]any{}
+	seen := map[any]int{}
+	add := func(item map[string]any, pageURL string) {
+		if i, ok := seen[item["id"]]; ok {
+			if pageURL != "" {
+				prev := tools[i]
+				prev["matchedBy"] = appendNew(prev["matchedBy"], "domain")
+				prev["matchedUrls"] = appendNew(prev["matchedUrls"], pageURL)
+			}
+			return
+		}
+		seen[item["id"]] = len(tools)
+		tools = append(tools, item)
+	}
+	if req.CatalogSource {
+		for _, it := range s.catalog.MatchTools(req.Query, req.Limit) {
+			add(it, "")
+		}
+	}
+	if req.DomainTools {
+		for _, f := range found {
+			for _, res := range f.results {
+				for _, it := range s.catalog.DomainTools(res.URL) {
+					add(it, res.URL)
+				}
+			}
+		}
+	}
+	for i, t := range tools {
+		tools[i] = toolAtDetail(t, req.ToolDetail)
+	}
+	return tools
+}
+
+// appendNew adds s to a []string member unless it holds it.
+func appendNew(v any, s string) []string {
+	list, _ := v.([]string)
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// toolAtDetail cuts a discovered tool to a toolDetail: compact is what it
+// is (provider, capability, description) and why it matched; summary adds
+// its name, id and cost; full is the whole contract (options, execute).
+func toolAtDetail(t map[string]any, detail string) map[string]any {
+	if detail == "full" {
+		return t
+	}
+	keep := []string{"provider", "capability", "description", "matchedBy", "matchedUrls"}
+	if detail == "summary" {
+		keep = append(keep, "id", "name", "creditsCost")
+	}
+	out := make(map[string]any, len(keep))
+	for _, k := range keep {
+		if v, ok := t[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // searchSources runs every source's query at once and builds their items.
