@@ -24,8 +24,10 @@ type searxngSettings struct {
 }
 
 // TestComposeSearchProfile checks the `search` profile: SearXNG's settings
-// enable the JSON format firegate reads and no limiter, and the api and
-// worker point SEARXNG_ENDPOINT at that service's port.
+// enable the JSON format firegate reads and no limiter; the api and worker
+// have no SEARXNG_ENDPOINT unless .env sets it (search then answers 400
+// SEARCH_NOT_CONFIGURED, not 502 for an engine that is not running), and
+// the value .env.example offers for the profile is that service's port.
 func TestComposeSearchProfile(t *testing.T) {
 	t.Parallel()
 	p, err := loadCompose(t, composeEnv(), "search")
@@ -69,10 +71,18 @@ func TestComposeSearchProfile(t *testing.T) {
 	}
 
 	for _, name := range []string{"api", "worker"} {
-		u, err := url.Parse(deref(p.Services[name].Environment["SEARXNG_ENDPOINT"]))
-		if err != nil || u.Scheme != "http" || u.Hostname() != "searxng" || u.Port() != strconv.Itoa(port) {
-			t.Errorf("%s SEARXNG_ENDPOINT = %q, want http://searxng:%d", name, deref(p.Services[name].Environment["SEARXNG_ENDPOINT"]), port)
+		if got := deref(p.Services[name].Environment["SEARXNG_ENDPOINT"]); got != "" {
+			t.Errorf("%s SEARXNG_ENDPOINT = %q without .env setting it, want empty", name, got)
 		}
+	}
+	examples, err := ReadEnvExample(filepath.Join(repoRoot(t), ".env.example"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	offered := examples["SEARXNG_ENDPOINT"].Value
+	u, err := url.Parse(offered)
+	if err != nil || u.Scheme != "http" || u.Hostname() != "searxng" || u.Port() != strconv.Itoa(port) {
+		t.Errorf(".env.example SEARXNG_ENDPOINT = %q, want http://searxng:%d (the profile's service)", offered, port)
 	}
 
 	// .env can point at another instance.
