@@ -146,7 +146,7 @@ func (e *Email) tokenKey() []byte {
 
 // token signs claims: base64url(JSON) "." base64url(HMAC-SHA256).
 func (e *Email) token(c tokenClaims) string {
-	b, _ := json.Marshal(c)
+	b, _ := json.Marshal(c) // cannot fail: tokenClaims holds strings and integers only
 	p := base64.RawURLEncoding.EncodeToString(b)
 	m := hmac.New(sha256.New, e.tokenKey())
 	m.Write([]byte(p))
@@ -393,13 +393,19 @@ func (r *Runner) summaryMessage(ctx context.Context, a emailArgs) (mail.Message,
 		return mail.Message{}, false, err
 	}
 	var cfg Config
-	_ = json.Unmarshal(m.Config, &cfg)
+	if err := json.Unmarshal(m.Config, &cfg); err != nil {
+		// The check itself failed on this; the summary goes out without diffs.
+		e.log().WarnContext(ctx, "monitor: summary email: unreadable monitor config", "monitor_id", m.ID, "err", err)
+	}
 	withDiffs := false
 	if set := cfg.emailSettings(); set != nil {
 		withDiffs = set.IncludeDiffs
 	}
 	var sum Summary
-	_ = json.Unmarshal(c.Summary, &sum)
+	if err := json.Unmarshal(c.Summary, &sum); err != nil {
+		// Written by finish's json.Marshal; a damaged row gives zero counts.
+		e.log().WarnContext(ctx, "monitor: summary email: unreadable check summary", "check_id", c.ID, "err", err)
+	}
 	var b bytes.Buffer
 	finished := now
 	if c.FinishedAt != nil {
@@ -428,14 +434,8 @@ func (r *Runner) summaryMessage(ctx context.Context, a emailArgs) (mail.Message,
 			listed++
 			fmt.Fprintf(&b, "- %s\n", p.URL)
 			if withDiffs && st == changetrack.StatusChanged {
-				var d pageData
-				_ = json.Unmarshal(p.Data, &d)
-				var diff struct {
-					Text string `json:"text"`
-				}
-				_ = json.Unmarshal(d.Diff, &diff)
-				if diff.Text != "" {
-					for _, line := range strings.Split(cut(diff.Text, summaryDiff), "\n") {
+				if text := diffText(p.Data); text != "" {
+					for _, line := range strings.Split(cut(text, summaryDiff), "\n") {
 						b.WriteString("    " + line + "\n")
 					}
 				}
@@ -497,4 +497,20 @@ func (r *Runner) queueSummaries(ctx context.Context, c store.MonitorCheck, statu
 			e.log().ErrorContext(ctx, "monitor: queue summary email", "check_id", c.ID, "err", err)
 		}
 	}
+}
+
+// diffText is the text diff a changed page's stored data holds, or "" when
+// it holds none or cannot be read (the summary then lists the page alone).
+func diffText(data []byte) string {
+	var d pageData
+	if len(data) == 0 || json.Unmarshal(data, &d) != nil || len(d.Diff) == 0 {
+		return ""
+	}
+	var diff struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(d.Diff, &diff) != nil {
+		return ""
+	}
+	return diff.Text
 }

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -149,5 +150,18 @@ func TestRunsBetween(t *testing.T) {
 	}
 	if n := s.RunsBetween(from, from.Add(24*time.Hour), 10); n != 10 {
 		t.Errorf("RunsBetween capped = %d, want 10", n)
+	}
+}
+
+// TestEmptySummaryIsAZeroSummary: the summary written for a check that
+// ended before it counted a page is Summary{}'s encoding (a field added to
+// Summary must appear there too).
+func TestEmptySummaryIsAZeroSummary(t *testing.T) {
+	want, err := json.Marshal(Summary{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(emptySummary) != string(want) {
+		t.Errorf("emptySummary %s, want %s", emptySummary, want)
 	}
 }

@@ -40,7 +40,8 @@ type searchResult struct {
 // when a model is configured (alert or ignored; watching without one);
 // results seen before are already_seen (page status same), and results
 // published before the window are skipped.
-func (r *Runner) searchTarget(ctx context.Context, c store.MonitorCheck, m store.Monitor, cfg Config, t Target) ([]store.MonitorPage, int64, searchResult) {
+func (cr *checkRun) searchTarget(ctx context.Context, t Target) ([]store.MonitorPage, int64, searchResult) {
+	r, c, m, cfg := cr.r, cr.c, cr.m, cr.cfg
 	res := searchResult{TargetID: t.ID, Type: t.Type}
 	if r.cfg.Searcher == nil || t.Search == nil {
 		res.Error = "search is not configured on this server (SEARXNG_ENDPOINT)"
@@ -112,8 +113,8 @@ func (r *Runner) searchTarget(ctx context.Context, c store.MonitorCheck, m store
 					}
 				}
 			}
-			data.Metadata, _ = json.Marshal(meta)
-			pages = append(pages, r.savePage(ctx, c, m, cfg, page, data, meaningful))
+			data.Metadata, _ = json.Marshal(meta) // cannot fail: strings and a time.Time
+			pages = append(pages, cr.savePage(ctx, page, data, meaningful))
 		}
 	}
 	res.SearchCompleted = completed
@@ -128,6 +129,6 @@ func (r *Runner) searchTarget(ctx context.Context, c store.MonitorCheck, m store
 }
 
 func quote(s string) string {
-	b, _ := json.Marshal(s)
+	b, _ := json.Marshal(s) // cannot fail: a string always encodes
 	return string(b)
 }

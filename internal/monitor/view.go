@@ -151,16 +151,22 @@ func checkView(c store.MonitorCheck) CheckView {
 	if len(v.TargetResults) == 0 {
 		v.TargetResults = json.RawMessage("[]")
 	}
-	if len(c.Summary) > 0 {
-		_ = json.Unmarshal(c.Summary, &v.Summary)
+	if len(c.Summary) > 0 && json.Unmarshal(c.Summary, &v.Summary) != nil {
+		// Summaries are written by json.Marshal of a Summary; one that does
+		// not decode (a damaged row) is shown as zero counts rather than
+		// failing the whole listing.
+		v.Summary = Summary{}
 	}
 	return v
 }
 
 func pageView(p store.MonitorPage) PageView {
 	var d pageData
-	if len(p.Data) > 0 {
-		_ = json.Unmarshal(p.Data, &d)
+	if len(p.Data) > 0 && json.Unmarshal(p.Data, &d) != nil {
+		// Written by savePage's json.Marshal; a damaged row shows the page
+		// without its metadata, judgment and diff rather than failing the
+		// listing.
+		d = pageData{}
 	}
 	v := PageView{
 		ID: p.ID, TargetID: p.TargetID, URL: p.URL, Status: p.Status,
