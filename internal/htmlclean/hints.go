@@ -93,25 +93,6 @@ func isHiddenToken(w string) bool {
 	return false
 }
 
-// valueInfo reads one class or id attribute value: the strongest hint of
-// its tokens and the sum of their weights (+25 per positive token, -25 per
-// negative token) for content scoring. page.classInfo combines the values
-// of an element.
-func valueInfo(v string, pk pageKind) (h hint, weight int) {
-	for _, tok := range strings.Fields(v) {
-		if strings.ContainsAny(tok, "[(") {
-			// A utility class with an arbitrary value or variant
-			// ("has-[>[data-slot=banner]]:pt-0") names no part of
-			// the page.
-			continue
-		}
-		th, tw := tokenInfo(tok, pk)
-		weight += tw
-		h = strongerHint(h, th)
-	}
-	return h, weight
-}
-
 // strongerHint is the hint that wins of two: negative over navigation over
 // header over none.
 func strongerHint(h, th hint) hint {
@@ -121,7 +102,10 @@ func strongerHint(h, th hint) hint {
 	return h
 }
 
-func tokenInfo(tok string, pk pageKind) (hint, int) {
+// tokenInfo is the hint and weight (+25 positive, -25 negative) of one
+// class or id token, ws its words (splitWords); page.classInfo combines
+// them.
+func tokenInfo(tok string, ws []string, pk pageKind) (hint, int) {
 	var buf [64]byte
 	if len(tok) > len(buf) {
 		return hintNone, 0
@@ -142,7 +126,7 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 		// ("postsignature", "signaturecontainer").
 		return hintNegative, -25
 	}
-	if isPosterToken(tok) {
+	if isPosterWords(ws) {
 		return hintNegative, -25
 	}
 	if pk == kindForum && isOPMark(string(low)) {
@@ -212,13 +196,19 @@ func tokenInfo(tok string, pk pageKind) (hint, int) {
 var posterWords = map[string]bool{"usertitle": true, "userbanner": true, "userrank": true,
 	"memberrank": true, "userstats": true, "authorstatistics": true, "userstatistics": true, "usercontacts": true}
 
-// isPosterToken reports a class token naming a part of a forum poster's
-// card.
-func isPosterToken(tok string) bool {
-	ws := splitWords(tok)
+// isPosterWords reports the words of a class token (splitWords) naming a
+// part of a forum poster's card.
+func isPosterWords(ws []string) bool {
+	var buf [64]byte
 	for i, w := range ws {
-		if posterWords[w] || (i > 0 && posterWords[ws[i-1]+w]) {
+		if posterWords[w] {
 			return true
+		}
+		if i > 0 {
+			// Two words run together, without building a string.
+			if pair := append(append(buf[:0], ws[i-1]...), w...); posterWords[string(pair)] {
+				return true
+			}
 		}
 	}
 	return false

@@ -88,7 +88,16 @@ func skipSubtree(a atom.Atom) bool {
 	return a == atom.Svg || a == atom.Math || a == atom.Select || a == atom.Textarea
 }
 
+// nonSpace is the number of bytes of s that are not ASCII white space
+// (space, \n, \t, \r, \f) and the number of its commas. Every walk counts
+// every text with it: longer texts are counted with strings.Count, which
+// reads many bytes at a time.
 func nonSpace(s string) (n, commas int) {
+	if len(s) >= 32 {
+		spaces := strings.Count(s, " ") + strings.Count(s, "\n") + strings.Count(s, "\t") +
+			strings.Count(s, "\r") + strings.Count(s, "\f")
+		return len(s) - spaces, strings.Count(s, ",")
+	}
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case ' ', '\n', '\t', '\r', '\f':
@@ -379,8 +388,9 @@ func prune(root, anchor, grid *html.Node, protected, cards map[*html.Node]bool, 
 			if protected[n] {
 				return keep
 			}
-			k := pg.classify(n, w.top().content, mild || cards[n])
-			if k != remove && k != removeNav && pg.kind == kindProduct && !mild && pg.productBoilerplate(n) {
+			e := pg.elem(n)
+			k := pg.classify(n, e, w.top().content, mild || cards[n])
+			if k != remove && k != removeNav && pg.kind == kindProduct && !mild && e.productBoilerplate {
 				k = remove
 			}
 			if k == remove || k == removeNav {
@@ -466,10 +476,11 @@ func attrIs(n *html.Node, key, val string) bool {
 	return ok && strings.EqualFold(strings.TrimSpace(v), val)
 }
 
-// classify decides what to do with an element on entry.
-func (pg *page) classify(n *html.Node, inContent, mild bool) kind {
+// classify decides what to do with an element on entry; e is pg.elem(n).
+func (pg *page) classify(n *html.Node, e valueFacts, inContent, mild bool) kind {
 	pk := pg.kind
-	if pg.isHidden(n) {
+	tabPanel := isTabPanelOf(n, e)
+	if isHiddenOf(n, e, tabPanel) {
 		return remove
 	}
 	switch n.DataAtom {
@@ -503,8 +514,8 @@ func (pg *page) classify(n *html.Node, inContent, mild bool) kind {
 		}
 	}
 	h := hintNone
-	if !mild && !pg.isTabPanel(n) {
-		h = pg.classHint(n)
+	if !mild && !tabPanel {
+		h = e.hint
 	}
 	switch h {
 	case hintNav:
@@ -524,7 +535,14 @@ func (pg *page) classify(n *html.Node, inContent, mild bool) kind {
 }
 
 func (pg *page) isHidden(n *html.Node) bool {
-	if pg.isTabPanel(n) || isStreamedSegment(n) {
+	e := pg.elem(n)
+	return isHiddenOf(n, e, isTabPanelOf(n, e))
+}
+
+// isHiddenOf is isHidden with what n's class and id say (e) and whether n
+// is a tab panel.
+func isHiddenOf(n *html.Node, e valueFacts, tabPanel bool) bool {
+	if tabPanel || isStreamedSegment(n) {
 		// The panels of a tab set are all content; the page shows one at
 		// a time.
 		return false
@@ -546,32 +564,23 @@ func (pg *page) isHidden(n *html.Node) bool {
 					return true
 				}
 			}
-		case "class":
-			if pg.facts(a.Val).hidden {
-				return true
-			}
 		}
 	}
-	return false
+	return e.hidden
 }
 
-// hiddenByClass reports the display-none utility classes of the common CSS
-// frameworks ("hidden", "d-none", "is-hidden", ...) when no responsive class
-// shows the element again at some width ("md:block", "d-lg-flex", ...).
-func hiddenByClass(v string) bool {
-	hidden := false
-	for _, tok := range strings.Fields(v) {
-		switch tok {
-		case "hidden", "d-none", "is-hidden", "hide", "u-hidden", "display-none":
-			hidden = true
-		default:
-			if strings.Contains(tok, ":") || strings.HasPrefix(tok, "d-") ||
-				strings.HasPrefix(tok, "visible-") || strings.HasPrefix(tok, "show-") {
-				return false
-			}
-		}
+// hidingToken reports the display-none utility classes of the common CSS
+// frameworks ("hidden", "d-none", "is-hidden", ...), and the responsive
+// classes that may show the element again at some width ("md:block",
+// "d-lg-flex", ...): a class hides the element when a token hides it and
+// none shows it again (page.facts).
+func hidingToken(tok string) (hides, showsAgain bool) {
+	switch tok {
+	case "hidden", "d-none", "is-hidden", "hide", "u-hidden", "display-none":
+		return true, false
 	}
-	return hidden
+	return false, strings.Contains(tok, ":") || strings.HasPrefix(tok, "d-") ||
+		strings.HasPrefix(tok, "visible-") || strings.HasPrefix(tok, "show-")
 }
 
 // isSkipLink reports the accessibility links that jump past the navigation
@@ -633,46 +642,32 @@ func dialogText(root *html.Node) int {
 // followed by "pane", "panel" or "content"; not in a token that names
 // navigation.
 func (pg *page) isTabPanel(n *html.Node) bool {
-	if attrIs(n, "role", "tabpanel") {
-		return true
-	}
-	for _, a := range n.Attr {
-		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
-			continue
-		}
-		if pg.facts(a.Val).tabPanel {
-			return true
-		}
-	}
-	return false
+	return isTabPanelOf(n, pg.elem(n))
 }
 
-// tabPanelValue reports a class or id value with a token that names a tab
-// panel or a collapsed section (page.isTabPanel).
-func tabPanelValue(v string) bool {
-	for _, tok := range strings.Fields(v) {
-		prevTab, panel := false, false
-		for _, w := range splitWords(tok) {
-			switch {
-			case strings.HasPrefix(w, "nav") || w == "menu" || w == "submenu":
-				// A collapsing menu ("navbar-collapse") is
-				// navigation.
-				panel = false
-				goto nextToken
-			case w == "tabpanel" || w == "tabpane" || w == "accordion" || w == "accordian" ||
-				w == "collapse" || w == "collapsible" || w == "expander" || w == "expandable":
-				panel = true
-			case prevTab && (w == "pane" || w == "panel" || w == "content" || w == "panels"):
-				panel = true
-			}
-			prevTab = w == "tab" || w == "tabs"
+// isTabPanelOf is isTabPanel with what n's class and id say (e).
+func isTabPanelOf(n *html.Node, e valueFacts) bool {
+	return e.tabPanel || attrIs(n, "role", "tabpanel")
+}
+
+// isTabPanelWords reports the words of a class or id token (splitWords)
+// that name a tab panel or a collapsed section (page.isTabPanel).
+func isTabPanelWords(ws []string) bool {
+	prevTab, panel := false, false
+	for _, w := range ws {
+		switch {
+		case strings.HasPrefix(w, "nav") || w == "menu" || w == "submenu":
+			// A collapsing menu ("navbar-collapse") is navigation.
+			return false
+		case w == "tabpanel" || w == "tabpane" || w == "accordion" || w == "accordian" ||
+			w == "collapse" || w == "collapsible" || w == "expander" || w == "expandable":
+			panel = true
+		case prevTab && (w == "pane" || w == "panel" || w == "content" || w == "panels"):
+			panel = true
 		}
-		if panel {
-			return true
-		}
-	nextToken:
+		prevTab = w == "tab" || w == "tabs"
 	}
-	return false
+	return panel
 }
 
 // isStreamedSegment reports a segment of a streamed server render (React's

@@ -1,6 +1,8 @@
 package htmlclean
 
 import (
+	"strings"
+
 	"golang.org/x/net/html"
 )
 
@@ -10,12 +12,14 @@ import (
 type page struct {
 	kind pageKind
 	// values caches what a class or id attribute value says, by value:
-	// a page repeats the same few values on many elements.
+	// a page repeats the same few values on many elements; tokens what
+	// one of their tokens says (values share tokens).
 	values map[string]valueFacts
+	tokens map[string]tokenFacts
 }
 
 func newPage(pk pageKind) *page {
-	return &page{kind: pk, values: map[string]valueFacts{}}
+	return &page{kind: pk, values: map[string]valueFacts{}, tokens: map[string]tokenFacts{}}
 }
 
 // valueFacts is what one class or id attribute value says.
@@ -31,33 +35,94 @@ type valueFacts struct {
 	hidden bool
 }
 
+// tokenFacts is what one token of a class or id value says.
+type tokenFacts struct {
+	hint   hint
+	weight int
+	// utility: an arbitrary value or variant ("has-[>[data-slot=banner]]:pt-0"),
+	// which names no part of the page: no hint, no weight.
+	utility            bool
+	tabPanel           bool
+	productBoilerplate bool
+	// hides and showsAgain: a display-none utility class, and a
+	// responsive class that may show the element again at some width
+	// (hiddenByClass).
+	hides, showsAgain bool
+}
+
 // facts returns the facts of an attribute value, computing them the first
-// time the page shows it.
+// time the page shows it: its tokens' hints combine as the strongest, their
+// weights add up (utility classes aside); it names a tab panel or holds a
+// product boilerplate word when a token does; as a class it hides the
+// element when a token hides it and none shows it again.
 func (pg *page) facts(v string) valueFacts {
 	if f, ok := pg.values[v]; ok {
 		return f
 	}
 	var f valueFacts
-	f.hint, f.weight = valueInfo(v, pg.kind)
-	f.tabPanel = tabPanelValue(v)
-	f.productBoilerplate = productBoilerplateValue(v)
-	f.hidden = hiddenByClass(v)
+	hides, shows := false, false
+	for _, tok := range strings.Fields(v) {
+		t, ok := pg.tokens[tok]
+		if !ok {
+			t = tokenFactsOf(tok, pg.kind)
+			pg.tokens[tok] = t
+		}
+		if !t.utility {
+			f.weight += t.weight
+			f.hint = strongerHint(f.hint, t.hint)
+		}
+		f.tabPanel = f.tabPanel || t.tabPanel
+		f.productBoilerplate = f.productBoilerplate || t.productBoilerplate
+		hides, shows = hides || t.hides, shows || t.showsAgain
+	}
+	f.hidden = hides && !shows
 	pg.values[v] = f
 	return f
+}
+
+func tokenFactsOf(tok string, pk pageKind) tokenFacts {
+	var t tokenFacts
+	// A utility class with an arbitrary value or variant
+	// ("has-[>[data-slot=banner]]:pt-0") names no part of the page.
+	t.utility = strings.ContainsAny(tok, "[(")
+	ws := splitWords(tok)
+	if !t.utility {
+		t.hint, t.weight = tokenInfo(tok, ws, pk)
+	}
+	t.tabPanel = isTabPanelWords(ws)
+	t.productBoilerplate = isProductBoilerplateWords(ws)
+	t.hides, t.showsAgain = hidingToken(tok)
+	return t
+}
+
+// elem is what n's class and id values say together: the strongest hint,
+// the sum of the weights, a tab panel or product boilerplate word in any;
+// hidden when a class value hides it.
+func (pg *page) elem(n *html.Node) valueFacts {
+	var e valueFacts
+	for _, a := range n.Attr {
+		class := a.Key == "class"
+		if !class && a.Key != "id" {
+			continue
+		}
+		f := pg.facts(a.Val)
+		e.hidden = e.hidden || class && f.hidden
+		if a.Namespace != "" {
+			continue
+		}
+		e.hint = strongerHint(e.hint, f.hint)
+		e.weight += f.weight
+		e.tabPanel = e.tabPanel || f.tabPanel
+		e.productBoilerplate = e.productBoilerplate || f.productBoilerplate
+	}
+	return e
 }
 
 // classInfo reads the class and id of n: the strongest hint and a weight
 // (+25 per positive token, -25 per negative token) for content scoring.
 func (pg *page) classInfo(n *html.Node) (h hint, weight int) {
-	for _, a := range n.Attr {
-		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
-			continue
-		}
-		f := pg.facts(a.Val)
-		weight += f.weight
-		h = strongerHint(h, f.hint)
-	}
-	return h, weight
+	e := pg.elem(n)
+	return e.hint, e.weight
 }
 
 func (pg *page) classHint(n *html.Node) hint {
@@ -68,18 +133,4 @@ func (pg *page) classHint(n *html.Node) hint {
 func (pg *page) classWeight(n *html.Node) float64 {
 	_, w := pg.classInfo(n)
 	return float64(w)
-}
-
-// productBoilerplate reports an element whose class or id holds a product
-// boilerplate word.
-func (pg *page) productBoilerplate(n *html.Node) bool {
-	for _, a := range n.Attr {
-		if a.Namespace != "" || (a.Key != "class" && a.Key != "id") {
-			continue
-		}
-		if pg.facts(a.Val).productBoilerplate {
-			return true
-		}
-	}
-	return false
 }

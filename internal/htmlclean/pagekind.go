@@ -202,14 +202,12 @@ func isProductBoilerplateWord(w string) bool {
 	return false
 }
 
-// productBoilerplateValue reports a class or id value holding a product
-// boilerplate word (page.productBoilerplate).
-func productBoilerplateValue(v string) bool {
-	for _, tok := range strings.Fields(v) {
-		for _, w := range splitWords(tok) {
-			if isProductBoilerplateWord(w) {
-				return true
-			}
+// isProductBoilerplateWords reports the words of a class or id token
+// (splitWords) holding a product boilerplate word.
+func isProductBoilerplateWords(ws []string) bool {
+	for _, w := range ws {
+		if isProductBoilerplateWord(w) {
+			return true
 		}
 	}
 	return false

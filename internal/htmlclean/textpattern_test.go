@@ -161,3 +161,23 @@ func TestTextPatternOddExpressions(t *testing.T) {
 		}
 	}
 }
+
+func TestNonSpace(t *testing.T) {
+	for _, s := range []string{"", " ", "a,b", " \n\t\r\f,", strings.Repeat("the harbour, lights\n\t\r\f ", 9),
+		strings.Repeat("x", 31), strings.Repeat(", ", 16), strings.Repeat("é\u00a0,\v", 20)} {
+		wantN, wantC := 0, 0
+		for i := 0; i < len(s); i++ {
+			switch s[i] {
+			case ' ', '\n', '\t', '\r', '\f':
+			case ',':
+				wantN++
+				wantC++
+			default:
+				wantN++
+			}
+		}
+		if n, c := nonSpace(s); n != wantN || c != wantC {
+			t.Errorf("nonSpace(%q) = %d, %d, want %d, %d", s, n, c, wantN, wantC)
+		}
+	}
+}
