@@ -156,7 +156,7 @@ func (c *Client) chromeTransport(p *proxypool.Proxy, skipVerify bool) (*chromeTr
 	if t := c.chrome.m[k]; t != nil {
 		return t, nil
 	}
-	dial := contextDialer(guardedDial(c.dialer))
+	dial := contextDialer(c.dialer.DialFunc(ErrBlocked))
 	if p != nil {
 		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if err := c.checkTarget(ctx, addr); err != nil {

@@ -112,7 +112,7 @@ func New(opts Options, log *slog.Logger) *Client {
 func (c *Client) newTransport(skipVerify bool) *http.Transport {
 	return &http.Transport{
 		Proxy:       nil, // a proxy would defeat the dial-time address check
-		DialContext: guardedDial(c.dialer),
+		DialContext: c.dialer.DialFunc(ErrBlocked),
 		TLSClientConfig: &tls.Config{
 			InsecureSkipVerify: skipVerify, //nolint:gosec // per-request opt-in (skipTlsVerification)
 		},

@@ -22,6 +22,19 @@ type Dialer struct {
 	KeepAlive time.Duration
 }
 
+// DialFunc is DialContext as a transport's DialContext whose refusals
+// also wrap blocked, the calling package's own sentinel (so its callers
+// test errors.Is(err, pkg.ErrBlocked) without knowing of netguard).
+func (d *Dialer) DialFunc(blocked error) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, address)
+		if err != nil && errors.Is(err, ErrBlocked) {
+			return nil, fmt.Errorf("%w: %w", blocked, err)
+		}
+		return c, err
+	}
+}
+
 // DialContext connects to address ("host:port") on network ("tcp",
 // "tcp4", "tcp6"). A refused address fails with an error wrapping
 // ErrBlocked; a failed lookup fails (closed) with the lookup's error.

@@ -255,3 +255,25 @@ func TestReserve(t *testing.T) {
 		}
 	}
 }
+
+// TestDialFuncWrapsTheCallersSentinel: a refusal through DialFunc is both
+// the caller's sentinel and ErrBlocked; an allowed dial is a plain dial.
+func TestDialFuncWrapsTheCallersSentinel(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	mine := errors.New("mine: blocked")
+	dial := (&Dialer{Policy: testPolicy(t, Options{}), Timeout: 2 * time.Second}).DialFunc(mine)
+	if _, err := dial(t.Context(), "tcp", ln.Addr().String()); !errors.Is(err, mine) || !errors.Is(err, ErrBlocked) {
+		t.Errorf("refused dial: %v, want both sentinels", err)
+	}
+	open := (&Dialer{Policy: testPolicy(t, Options{AllowAll: true}), Timeout: 2 * time.Second}).DialFunc(mine)
+	c, err := open(t.Context(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("allowed dial: %v", err)
+	}
+	c.Close()
+}

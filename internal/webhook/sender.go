@@ -125,7 +125,7 @@ func NewSender(opts Options, log *slog.Logger) *Sender {
 	d := &netguard.Dialer{Policy: policy, Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
 		Proxy:                  nil, // a proxy would dial on our behalf, past the guard
-		DialContext:            guardedDial(d),
+		DialContext:            d.DialFunc(ErrBlocked),
 		ForceAttemptHTTP2:      true,
 		MaxIdleConns:           256,
 		MaxIdleConnsPerHost:    16,
