@@ -185,22 +185,24 @@ type Response struct {
 	Truncated bool
 }
 
-// Do GETs req.URL. The deadline comes from ctx and covers the whole
-// exchange, including reading the body. Errors wrap one of ErrDNS,
-// ErrTimeout, ErrTLS, ErrBlocked, ErrTooManyRedirects, ErrConnection,
-// ErrProxy or ErrInvalidURL (or context.Canceled when ctx was cancelled).
-func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
+// prepare builds the request of req and the client that sends it and
+// follows its redirects. every holds headers sent on the first request and
+// on every hop, whatever its host (they replace the defaults).
+func (c *Client) prepare(ctx context.Context, req Request, every http.Header) (*http.Client, *http.Request, error) {
 	u, err := url.Parse(req.URL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: %q is not an absolute http(s) url", ErrInvalidURL, req.URL)
+		return nil, nil, fmt.Errorf("%w: %q is not an absolute http(s) url", ErrInvalidURL, req.URL)
 	}
 	full, base := c.headers(req)
+	for k, v := range every {
+		full[k], base[k] = v, v
+	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
 	hreq.Header = full.Clone() // the client may add cookies to it
 	var tr http.RoundTripper = c.verify
@@ -208,7 +210,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	case req.Chrome:
 		ct, err := c.chromeTransport(req.Proxy, req.SkipTLSVerify)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tr = ct
 	case req.Proxy != nil:
@@ -220,7 +222,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	// session bounces) complete, without sharing state between requests.
 	jar, err := cookiejar.New(&cookiejar.Options{PublicSuffixList: publicsuffix.List})
 	if err != nil {
-		return nil, fmt.Errorf("fetch: cookie jar: %w", err)
+		return nil, nil, fmt.Errorf("fetch: cookie jar: %w", err)
 	}
 	origHost := strings.ToLower(u.Hostname())
 	hc := &http.Client{
@@ -252,6 +254,18 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 			}
 			return nil
 		},
+	}
+	return hc, hreq, nil
+}
+
+// Do GETs req.URL. The deadline comes from ctx and covers the whole
+// exchange, including reading the body. Errors wrap one of ErrDNS,
+// ErrTimeout, ErrTLS, ErrBlocked, ErrTooManyRedirects, ErrConnection,
+// ErrProxy or ErrInvalidURL (or context.Canceled when ctx was cancelled).
+func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
+	hc, hreq, err := c.prepare(ctx, req, nil)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := hc.Do(hreq)
 	if err != nil {
