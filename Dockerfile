@@ -34,6 +34,7 @@ FROM debian:bookworm-slim AS runtime
 # fonts-*: Latin metrics-compatible faces, most other scripts, CJK and colour
 #   emoji, so screenshots and PDFs of any page show text instead of boxes.
 # poppler-utils, tesseract-ocr: `parsers: [{type: "pdf", mode: "ocr"}]`.
+# ffmpeg: the `audio` and `video` formats (MP3 and MP4 of a page's media).
 # ca-certificates: TLS to the pages scraped and to Postgres/Redis/S3.
 # curl: the HEALTHCHECK below (the binary has no probe sub-command).
 # tini: PID 1 that reaps Chromium's child processes and forwards SIGTERM.
@@ -46,6 +47,7 @@ RUN apt-get update \
       ca-certificates \
       chromium-headless-shell \
       curl \
+      ffmpeg \
       fonts-liberation \
       fonts-noto-cjk \
       fonts-noto-color-emoji \

@@ -67,7 +67,10 @@ type Config struct {
 	MediaS3Secret   string         // MEDIA_S3_SECRET_KEY: secret access key
 	MediaS3Region   string         // MEDIA_S3_REGION: bucket region; empty = asked of the service
 	MediaS3UseSSL   bool           // MEDIA_S3_USE_SSL: https to the endpoint, default true
-	MediaURLSecret  string         // MEDIA_URL_SECRET: HMAC secret of the audio/video links (32+ characters); empty = generated into DATA_DIR/media-url-secret
+	MediaURLSecret  string         // MEDIA_URL_SECRET: HMAC secret of the audio/video links (32+ characters); empty = generated into MEDIA_DIR (DATA_DIR with S3)
+	FFmpegPath      string         // FFMPEG_PATH: ffmpeg of the audio/video formats (ffprobe beside it); empty = ffmpeg on PATH; missing = the formats answer 400
+	MediaMaxSeconds int            // MEDIA_MAX_SECONDS: longest media the audio/video formats convert, default 3600
+	MediaMaxBytes   int64          // MEDIA_MAX_BYTES: largest MP3/MP4 they make, default 512 MiB
 	QueueWorkers    int            // QUEUE_WORKERS: crawl and batch pages scraped at once by this process, default 32; 0 = this process runs no jobs
 	JobTTL          time.Duration  // JOB_TTL: how long crawl and batch results and agent runs are kept, default 24h
 	JobTimeout      time.Duration  // JOB_TIMEOUT: longest run of one queued job, default 5m
@@ -134,6 +137,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		MediaS3Region:   getenv("MEDIA_S3_REGION"),
 		MediaS3UseSSL:   true,
 		MediaURLSecret:  getenv("MEDIA_URL_SECRET"),
+		FFmpegPath:      strings.TrimSpace(getenv("FFMPEG_PATH")),
+		MediaMaxSeconds: 3600,
+		MediaMaxBytes:   512 << 20,
 		RedisURL:        getenv("REDIS_URL"),
 		CacheMaxBytes:   48 << 20,
 		CacheTTL:        7 * 24 * time.Hour,
@@ -377,6 +383,20 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		}
 		c.MediaTeamQuota = n
 	}
+	if v := getenv("MEDIA_MAX_SECONDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("MEDIA_MAX_SECONDS: %q must be a positive number of seconds", v))
+		}
+		c.MediaMaxSeconds = n
+	}
+	if v := getenv("MEDIA_MAX_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("MEDIA_MAX_BYTES: %q must be a positive number of bytes", v))
+		}
+		c.MediaMaxBytes = n
+	}
 	if v := getenv("MEDIA_S3_PREFIX"); v != "" {
 		c.MediaS3Prefix = v
 	}
@@ -457,7 +477,7 @@ func (c Config) validate() []error {
 	}
 	errs = append(errs, c.validateMediaS3()...)
 	if c.MediaURLSecret != "" && len(c.MediaURLSecret) < media.MinSecretLen {
-		errs = append(errs, fmt.Errorf("MEDIA_URL_SECRET: at least %d characters (e.g. openssl rand -hex 32), or unset to have one generated in DATA_DIR", media.MinSecretLen))
+		errs = append(errs, fmt.Errorf("MEDIA_URL_SECRET: at least %d characters (e.g. openssl rand -hex 32), or unset to have one generated beside the media", media.MinSecretLen))
 	}
 	return errs
 }

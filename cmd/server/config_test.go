@@ -32,7 +32,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64, WatchersPerTeam: 1000, AuthFailures: 20,
 		InteractPerTeam: 5, InteractMax: 20, InteractJSMemMB: 256,
 		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
-		MediaS3Prefix: "media/", MediaS3UseSSL: true, MediaTeamQuota: 1 << 30,
+		MediaS3Prefix: "media/", MediaS3UseSSL: true, MediaTeamQuota: 1 << 30, MediaMaxSeconds: 3600, MediaMaxBytes: 512 << 20,
 		ShutdownTimeout: 30 * time.Second, HTTPReadHeader: 10 * time.Second, HTTPReadBody: time.Minute, HTTPIdle: 2 * time.Minute,
 		LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on",
 		QueueWorkers: 32, JobTTL: 24 * time.Hour, JobTimeout: 5 * time.Minute, JobRescueAfter: 6 * time.Minute, MonitorTick: 15 * time.Second,
@@ -62,7 +62,8 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media", "MEDIA_TEAM_QUOTA_BYTES": "0",
 		"MEDIA_S3_ENDPOINT": "minio:9000", "MEDIA_S3_BUCKET": "shots", "MEDIA_S3_PREFIX": "firegate/",
 		"MEDIA_S3_ACCESS_KEY": "AKID", "MEDIA_S3_SECRET_KEY": "s3cret", "MEDIA_S3_REGION": "eu-west-1",
-		"MEDIA_S3_USE_SSL": "false", "METRICS": "OFF",
+		"MEDIA_S3_USE_SSL": "false", "METRICS": "OFF", "FFMPEG_PATH": " /opt/ffmpeg/bin/ffmpeg ", "MEDIA_MAX_SECONDS": "600",
+		"MEDIA_MAX_BYTES": "1048576", "MEDIA_URL_SECRET": "0123456789abcdef0123456789abcdef",
 		"QUEUE_WORKERS": "0", "JOB_TTL": "1h", "JOB_TIMEOUT": "2m", "JOB_RESCUE_AFTER": "3m", "WEBHOOK_SECRET": "whsec",
 		"OPENAI_BASE_URL": "http://ollama:11434/v1/", "OPENAI_API_KEY": "sk-x", "MODEL_NAME": "qwen2.5:3b",
 		"LLM_STRUCTURED_OUTPUT": "PROMPT", "LLM_MAX_CONCURRENCY": "2", "LLM_CONTEXT_TOKENS": "8192", "LLM_MAX_RETRIES": "0",
@@ -84,6 +85,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
 		MediaS3Endpoint: "minio:9000", MediaS3Bucket: "shots", MediaS3Prefix: "firegate/",
 		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off",
+		FFmpegPath: "/opt/ffmpeg/bin/ffmpeg", MediaMaxSeconds: 600, MediaMaxBytes: 1 << 20, MediaURLSecret: "0123456789abcdef0123456789abcdef",
 		QueueWorkers: 0, JobTTL: time.Hour, JobTimeout: 2 * time.Minute, JobRescueAfter: 3 * time.Minute, MonitorTick: 15 * time.Second, WebhookSecret: "whsec",
 		LLMBaseURL: "http://ollama:11434/v1", LLMAPIKey: "sk-x", LLMModel: "qwen2.5:3b", LLMStructured: "prompt",
 		LLMConcurrency: 2, LLMContext: 8192, LLMMaxRetries: 0,
@@ -107,7 +109,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"QUEUE_WORKERS": "-1", "JOB_TTL": "1d", "JOB_TIMEOUT": "0s",
 		"HTTP_READ_HEADER_TIMEOUT": "0s", "HTTP_READ_TIMEOUT": "fast", "HTTP_IDLE_TIMEOUT": "-1s",
 		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1",
-		"INTERACT_MAX_SESSIONS_PER_TEAM": "0", "INTERACT_MAX_SESSIONS": "x", "INTERACT_JS_MEMORY_MB": "-5", "MEDIA_TEAM_QUOTA_BYTES": "1GB", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
+		"INTERACT_MAX_SESSIONS_PER_TEAM": "0", "INTERACT_MAX_SESSIONS": "x", "INTERACT_JS_MEMORY_MB": "-5", "MEDIA_TEAM_QUOTA_BYTES": "1GB", "MEDIA_MAX_SECONDS": "1h", "MEDIA_MAX_BYTES": "0", "MEDIA_URL_SECRET": "short", "TRUSTED_PROXIES": "10.0.0.0/8,proxy.local",
 		"ALLOW_TARGETS": "10.0.0.0/8,http://intranet", "BROWSER_PROXY_URL": "socks5://x:1",
 		"OPENAI_BASE_URL": "ollama:11434", "LLM_STRUCTURED_OUTPUT": "xml", "LLM_MAX_CONCURRENCY": "0", "LLM_CONTEXT_TOKENS": "10",
 		"LLM_MAX_RETRIES": "-1", "SEARXNG_ENDPOINT": "searxng:8080", "SEARXNG_TIMEOUT": "soon", "INTERACT_RUNTIMES": "python,ruby",
@@ -116,7 +118,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		t.Fatal("want errors")
 	}
 	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "BROWSER_MAX_TAB_HOLD", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES",
-		"INTERACT_MAX_SESSIONS_PER_TEAM", "INTERACT_MAX_SESSIONS", "INTERACT_JS_MEMORY_MB", "MEDIA_TEAM_QUOTA_BYTES", "ALLOW_TARGETS", "BROWSER_PROXY_URL",
+		"INTERACT_MAX_SESSIONS_PER_TEAM", "INTERACT_MAX_SESSIONS", "INTERACT_JS_MEMORY_MB", "MEDIA_TEAM_QUOTA_BYTES", "MEDIA_MAX_SECONDS", "MEDIA_MAX_BYTES", "MEDIA_URL_SECRET", "ALLOW_TARGETS", "BROWSER_PROXY_URL",
 		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES", "SEARXNG_ENDPOINT", "SEARXNG_TIMEOUT", "INTERACT_RUNTIMES"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)

@@ -50,6 +50,7 @@ import (
 	"github.com/firegate/firegate/internal/mail"
 	"github.com/firegate/firegate/internal/mcp"
 	"github.com/firegate/firegate/internal/media"
+	"github.com/firegate/firegate/internal/mediaconv"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/netguard"
 	"github.com/firegate/firegate/internal/proxypool"
@@ -209,23 +210,42 @@ func newLLM(cfg Config, obs llm.Observer, log *slog.Logger) (*llm.Client, error)
 // the API serves, and the janitor deletes expired files.
 type mediaBackend interface {
 	scrape.MediaStore
+	scrape.MediaFiles
 	httpapi.MediaFiles
 	RunJanitor(ctx context.Context, every time.Duration)
 }
 
-// mediaSecretFile is where a generated MEDIA_URL_SECRET is kept, under
-// DATA_DIR.
+// newMediaConverter returns the converter of the audio and video formats,
+// or nil (they answer 400 naming FFMPEG_PATH) when ffmpeg is not found:
+// the server runs without it.
+func newMediaConverter(ctx context.Context, cfg Config, log *slog.Logger) scrape.MediaConverter {
+	c, err := mediaconv.New(mediaconv.Options{FFmpegPath: cfg.FFmpegPath, MaxSeconds: cfg.MediaMaxSeconds, MaxBytes: cfg.MediaMaxBytes}, log)
+	if err != nil {
+		log.WarnContext(ctx, "ffmpeg not found: the audio and video formats answer 400 (install ffmpeg or set FFMPEG_PATH)", "ffmpeg_path", cfg.FFmpegPath, "err", err)
+		return nil // a nil interface, not a nil *Converter
+	}
+	log.InfoContext(ctx, "audio and video formats enabled", "max_seconds", cfg.MediaMaxSeconds, "max_bytes", cfg.MediaMaxBytes)
+	return c
+}
+
+// mediaSecretFile is the file of a generated MEDIA_URL_SECRET.
 const mediaSecretFile = "media-url-secret"
 
 // mediaSigner signs and checks the audio and video links with
 // MEDIA_URL_SECRET, or when it is unset with a secret generated on first
-// start and kept in DATA_DIR (so links outlive a restart; replicas that do
-// not share DATA_DIR need MEDIA_URL_SECRET).
+// start and kept beside the media files they link to: in MEDIA_DIR
+// (DATA_DIR/media by default, shared by the processes that serve those
+// files), or in DATA_DIR when the media are in S3. Links so outlive a
+// restart; processes that share no such directory need MEDIA_URL_SECRET.
 func mediaSigner(cfg Config, log *slog.Logger) (*media.Signer, error) {
 	if cfg.MediaURLSecret != "" {
 		return media.NewSigner([]byte(cfg.MediaURLSecret))
 	}
-	path := filepath.Join(cfg.DataDir, mediaSecretFile)
+	dir := cfg.MediaDir
+	if cfg.MediaS3Endpoint != "" {
+		dir = cfg.DataDir
+	}
+	path := filepath.Join(dir, mediaSecretFile)
 	secret, err := readOrCreateSecret(path)
 	if err != nil {
 		return nil, fmt.Errorf("MEDIA_URL_SECRET (unset, so kept in %s): %w", path, err)
@@ -464,7 +484,11 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	engine := scrape.New(scrape.Config{Threat: threats, Fetcher: fetcher, Cache: docCache, CacheTTL: cfg.CacheTTL, Log: log,
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext,
-		Proxies: proxypool.Pools{Basic: cfg.BasicProxies, Enhanced: cfg.EnhancedProxies}})
+		Proxies:   proxypool.Pools{Basic: cfg.BasicProxies, Enhanced: cfg.EnhancedProxies},
+		Converter: newMediaConverter(ctx, cfg, log), MediaFiles: mediaStore, Streamer: fetcher,
+		SignedMediaURL: func(id string) string {
+			return cfg.PublicURL + "/media/" + id + "?" + mediaLinks.Query(id, time.Now().Add(media.DefaultSignedTTL))
+		}})
 	if n, m := cfg.BasicProxies.Len(), cfg.EnhancedProxies.Len(); n+m > 0 {
 		log.InfoContext(ctx, "outbound proxies", "basic", n, "enhanced", m)
 	}

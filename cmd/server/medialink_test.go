@@ -13,13 +13,14 @@ import (
 )
 
 // TestMediaSignerSecret: without MEDIA_URL_SECRET a secret is generated
-// into DATA_DIR once (mode 0600) and read back by every later start and
-// by processes starting together, so links survive restarts.
+// into MEDIA_DIR once (mode 0600) and read back by every later start and
+// by processes starting together, so links survive restarts; with S3 it is
+// kept in DATA_DIR.
 func TestMediaSignerSecret(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "data")
+	dir := filepath.Join(t.TempDir(), "data", "media")
 	log := slog.New(slog.DiscardHandler)
-	cfg := Config{DataDir: dir}
+	cfg := Config{DataDir: filepath.Join(t.TempDir(), "elsewhere"), MediaDir: dir}
 	signers := make([]interface {
 		Query(string, time.Time) string
 	}, 8)
@@ -60,6 +61,14 @@ func TestMediaSignerSecret(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("data dir holds %d files, want the secret only", len(entries))
+	}
+
+	s3 := Config{DataDir: t.TempDir(), MediaDir: dir, MediaS3Endpoint: "minio:9000"}
+	if _, err := mediaSigner(s3, log); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(s3.DataDir, mediaSecretFile)); err != nil {
+		t.Errorf("with S3 the secret is not in DATA_DIR: %v", err)
 	}
 
 	cfg.MediaURLSecret = strings.Repeat("x", 32)

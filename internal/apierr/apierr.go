@@ -83,6 +83,7 @@ var table = []mapping{
 	{scrape.ErrPDFInsufficientTime, http.StatusInternalServerError, "SCRAPE_PDF_INSUFFICIENT_TIME_ERROR", ""},
 	{scrape.ErrPDFTooLarge, http.StatusUnprocessableEntity, "SCRAPE_PDF_TOO_LARGE", ""},
 	{scrape.ErrFileTooLarge, http.StatusUnprocessableEntity, "SCRAPE_FILE_TOO_LARGE", ""},
+	{scrape.ErrMediaTooLarge, http.StatusUnprocessableEntity, "SCRAPE_MEDIA_TOO_LARGE", ""},
 	{scrape.ErrAction, http.StatusInternalServerError, "SCRAPE_ACTION_ERROR", ""},
 	{scrape.ErrSSL, http.StatusInternalServerError, "SCRAPE_SSL_ERROR", ""},
 	{scrape.ErrUnsupportedFile, http.StatusInternalServerError, "SCRAPE_UNSUPPORTED_FILE_ERROR", ""},

@@ -19,6 +19,11 @@ type Document struct {
 	Images     []string         `json:"images,omitzero"`
 	Attributes []AttributeValue `json:"attributes,omitzero"`
 	Screenshot *string          `json:"screenshot,omitempty"`
+	// Audio and Video are the audio and video formats: a signed link (a
+	// JSON string) to an MP3 or MP4 valid for an hour, or the JSON null
+	// with a warning when the page has no such media.
+	Audio *json.RawMessage `json:"audio,omitempty"`
+	Video *json.RawMessage `json:"video,omitempty"`
 	// Summary, JSON, Answer and Highlights come from the language model
 	// formats summary, json, question/query and highlights; JSON is the
 	// JSON null (not absent) when extraction failed, with a warning.

@@ -51,6 +51,15 @@ type Engine struct {
 	changes  ChangeStore     // nil: changeTracking answers SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED
 	threat   *threat.Checker // nil: only the request's own threatProtection lists
 	proxies  proxypool.Pools // the basic and enhanced pools; empty: direct
+
+	// converter, mediaFiles, streamer and signedURL make the audio and
+	// video formats; a nil converter answers SCRAPE_MEDIA_NOT_SUPPORTED.
+	converter  MediaConverter
+	mediaFiles MediaFiles
+	streamer   MediaStreamer
+	signedURL  func(id string) string
+	mediaTmp   string
+
 	// llmContext is the model's context in tokens.
 	llmContext int
 	log        *slog.Logger
@@ -112,6 +121,17 @@ type Config struct {
 	// Threat is the operator's threat blocklist; nil applies only the
 	// lists of a request's threatProtection.
 	Threat *threat.Checker
+	// Converter makes the audio and video formats, stored in MediaFiles
+	// and linked by SignedMediaURL (an absolute signed URL of a stored
+	// id); Streamer opens their URLs (default: Fetcher, when it can).
+	// Without Converter the formats answer SCRAPE_MEDIA_NOT_SUPPORTED.
+	// MediaTempDir holds the files being made (default the system's).
+	Converter      MediaConverter
+	MediaFiles     MediaFiles
+	Streamer       MediaStreamer
+	SignedMediaURL func(id string) string
+	MediaTempDir   string
+
 	// Proxies are the outbound proxy pools of the proxy option; empty
 	// pools send every request from the server's own address.
 	Proxies proxypool.Pools
@@ -132,9 +152,18 @@ func New(c Config) *Engine {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL, profiles: c.Profiles, locker: c.Locker,
+	e := &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL, profiles: c.Profiles, locker: c.Locker,
 		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, changes: c.Changes, threat: c.Threat, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now,
-		proxies: c.Proxies}
+		proxies: c.Proxies, converter: c.Converter, mediaFiles: c.MediaFiles, streamer: c.Streamer, signedURL: c.SignedMediaURL, mediaTmp: c.MediaTempDir}
+	if e.streamer == nil {
+		if s, ok := c.Fetcher.(MediaStreamer); ok {
+			e.streamer = s
+		}
+	}
+	if e.streamer == nil {
+		e.converter = nil // nothing to fetch the media with
+	}
+	return e
 }
 
 // Scrape runs one scrape. The whole call, waits included, is bounded by
@@ -143,6 +172,9 @@ func New(c Config) *Engine {
 func (e *Engine) Scrape(ctx context.Context, opts Options) (doc *Document, err error) {
 	defer e.recoverPanic(ctx, opts.URL, &doc, &err)
 	if err := checkSupported(&opts, e.browserOK(), e.profiles != nil, e.llm != nil); err != nil {
+		return nil, err
+	}
+	if err := e.checkMedia(&opts); err != nil {
 		return nil, err
 	}
 	if opts.HasFormat(FormatChangeTracking) && e.changes == nil {
@@ -228,8 +260,10 @@ func (e *Engine) scrape(ctx context.Context, opts Options) (*Document, string, e
 	// Change tracking compares with the page as it is now: a cached copy
 	// would report "same" until it expires.
 	tracking := opts.HasFormat(FormatChangeTracking) && !cacheOnly
-	readCache := e.cache != nil && len(opts.Actions) == 0 && opts.Profile == nil && !zdrMedia && !tracking && (cacheOnly || opts.MaxAge > 0)
-	writeCache := e.cache != nil && opts.StoreInCache && !opts.ZeroDataRetention && opts.Profile == nil
+	// Audio and video links are made for each request (see media.go).
+	avMedia := wantsMedia(&opts)
+	readCache := e.cache != nil && len(opts.Actions) == 0 && opts.Profile == nil && !zdrMedia && !tracking && !avMedia && (cacheOnly || opts.MaxAge > 0)
+	writeCache := e.cache != nil && opts.StoreInCache && !opts.ZeroDataRetention && opts.Profile == nil && !avMedia
 	var key string
 	if readCache || writeCache {
 		key = cacheKey(&opts)
@@ -284,7 +318,7 @@ func Outcome(err error) string {
 		return "blocked"
 	case errors.Is(err, ErrSite):
 		return "site"
-	case errors.Is(err, ErrUnsupportedFile), errors.Is(err, ErrPDFTooLarge), errors.Is(err, ErrFileTooLarge):
+	case errors.Is(err, ErrUnsupportedFile), errors.Is(err, ErrPDFTooLarge), errors.Is(err, ErrFileTooLarge), errors.Is(err, ErrMediaTooLarge):
 		return "unsupported"
 	case errors.Is(err, ErrAction):
 		return "action"
@@ -402,6 +436,9 @@ func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response
 		doc.Warning = &w
 	}
 
+	if wantsMedia(opts) && isMedia(resp) && !opts.HasFormat(FormatRawBase64) {
+		return doc, nil // the media formats take it (media.go)
+	}
 	if opts.HasFormat(FormatRawBase64) {
 		s := base64.StdEncoding.EncodeToString(resp.Body)
 		doc.RawBase64 = &s

@@ -49,9 +49,6 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 			}
 			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
 				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}
-		case FormatAudio, FormatVideo:
-			return &FeatureError{Code: "SCRAPE_MEDIA_NOT_SUPPORTED", Feature: "formats." + f.Type,
-				Reason: "The " + f.Type + " format is not supported by this server"}
 		}
 	}
 	if o.OnlyCleanContent && llmOK && (o.ZeroDataRetention || o.Lockdown) {

@@ -77,6 +77,9 @@ func (e *Engine) fresh(ctx context.Context, opts *Options, engine *string) (*Doc
 	for _, w := range rt.Warnings {
 		addWarning(doc, w)
 	}
+	if err := e.attachMedia(ctx, opts, doc, rt); err != nil {
+		return nil, err
+	}
 	return doc, nil
 }
 
