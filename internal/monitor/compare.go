@@ -1,12 +1,10 @@
 package monitor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/firegate/firegate/internal/changetrack"
@@ -38,7 +36,7 @@ func (cr *checkRun) compare(ctx context.Context, t Target, u string, doc *scrape
 	page.CurrentScrapeID = doc.Metadata.ScrapeID
 	page.Status = changetrack.Status(had, prev.Markdown, md, doc.Metadata.StatusCode)
 	jsonMode := hasJSONFormat(t.Scrape)
-	var fields map[string]fieldDiff
+	var fields map[string]changetrack.KeyChange
 	if jsonMode && had && page.Status != changetrack.StatusRemoved {
 		fields = jsonFieldDiff(prev.JSON, cur)
 		if len(fields) > 0 && page.Status == changetrack.StatusSame {
@@ -83,62 +81,16 @@ func (cr *checkRun) compare(ctx context.Context, t Target, u string, doc *scrape
 	return r.cfg.Store.SaveScrape(ctx, store.ScrapeSnapshot{TeamID: teamID, URL: u, Tag: tag, Markdown: md, JSON: cur, ScrapedAt: now})
 }
 
-// fieldDiff is one changed key of a json extraction.
-type fieldDiff struct {
-	Previous json.RawMessage `json:"previous"`
-	Current  json.RawMessage `json:"current"`
-}
-
-// jsonFieldDiff compares two extracted objects key by key (values compared
-// as canonical JSON); non-objects compare as the single key "".
-func jsonFieldDiff(prev, cur []byte) map[string]fieldDiff {
-	pm, pok := objectOf(prev)
-	cm, cok := objectOf(cur)
-	out := map[string]fieldDiff{}
-	if !pok || !cok {
-		if !jsonEqual(prev, cur) {
-			out[""] = fieldDiff{orNull(prev), orNull(cur)}
+// jsonFieldDiff compares two extracted objects key by key (values
+// compared as canonical JSON); when either is not an object, the two
+// compare whole, as the single key "".
+func jsonFieldDiff(prev, cur []byte) map[string]changetrack.KeyChange {
+	if changetrack.Members(prev) == nil || changetrack.Members(cur) == nil {
+		out := map[string]changetrack.KeyChange{}
+		if !changetrack.JSONEqual(prev, cur) {
+			out[""] = changetrack.KeyChange{Previous: orNull(prev), Current: orNull(cur)}
 		}
 		return out
 	}
-	keys := make([]string, 0, len(pm)+len(cm))
-	for k := range pm {
-		keys = append(keys, k)
-	}
-	for k := range cm {
-		if _, ok := pm[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if !jsonEqual(pm[k], cm[k]) {
-			out[k] = fieldDiff{orNull(pm[k]), orNull(cm[k])}
-		}
-	}
-	return out
-}
-
-func objectOf(b []byte) (map[string]json.RawMessage, bool) {
-	var m map[string]json.RawMessage
-	if len(b) == 0 || json.Unmarshal(b, &m) != nil || m == nil {
-		return nil, false
-	}
-	return m, true
-}
-
-// jsonEqual compares two JSON values whatever their spacing and key order.
-func jsonEqual(a, b []byte) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return len(a) == len(b)
-	}
-	var va, vb any
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return bytes.Equal(a, b)
-	}
-	// Values decoded from JSON (maps, slices, strings, float64s, bools)
-	// always encode again.
-	ca, _ := json.Marshal(va)
-	cb, _ := json.Marshal(vb)
-	return bytes.Equal(ca, cb)
+	return changetrack.CompareKeys(prev, cur, nil)
 }

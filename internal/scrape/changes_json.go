@@ -9,15 +9,13 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/changetrack"
 	"github.com/firegate/firegate/internal/llm"
 )
 
 // KeyChange is one key of changeTracking's json mode: its value in the
 // previous scrape and now.
-type KeyChange struct {
-	Previous json.RawMessage `json:"previous"`
-	Current  json.RawMessage `json:"current"`
-}
+type KeyChange = changetrack.KeyChange
 
 // changeJSONPlan is the json mode of a request's changeTracking format,
 // prepared before anything is fetched (the schema compiled, so a bad one
@@ -86,37 +84,7 @@ func compareJSON(schema json.RawMessage, prev, cur json.RawMessage) map[string]K
 	if cur == nil {
 		return nil
 	}
-	before, now := objectOf(prev), objectOf(cur)
-	keys := schemaKeys(schema)
-	if keys == nil {
-		for k := range before {
-			keys = append(keys, k)
-		}
-		for k := range now {
-			if _, ok := before[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-	}
-	out := map[string]KeyChange{}
-	for _, k := range keys {
-		p, c := orNull(before[k]), orNull(now[k])
-		if !jsonEqual(p, c) {
-			out[k] = KeyChange{Previous: p, Current: c}
-		}
-	}
-	return out
-}
-
-// objectOf decodes a JSON object into its members; anything else is an
-// empty object.
-func objectOf(raw json.RawMessage) map[string]json.RawMessage {
-	var m map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
-		return map[string]json.RawMessage{}
-	}
-	return m
+	return changetrack.CompareKeys(prev, cur, schemaKeys(schema))
 }
 
 // schemaKeys returns the top-level property names of a schema, in the
@@ -149,25 +117,6 @@ func schemaKeys(schema json.RawMessage) []string {
 		}
 	}
 	return keys
-}
-
-func orNull(v json.RawMessage) json.RawMessage {
-	if len(v) == 0 {
-		return json.RawMessage("null")
-	}
-	return v
-}
-
-// jsonEqual compares two JSON values by meaning (key order and spacing
-// aside).
-func jsonEqual(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return bytes.Equal(a, b)
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
 }
 
 // changeJSONCredits is the json mode's surcharge: the json price (5 in
