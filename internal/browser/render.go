@@ -76,6 +76,9 @@ type Request struct {
 	// main frame (the page, each redirect hop, later navigations); a
 	// request it refuses fails as blocked by the client.
 	CheckHop func(u *url.URL) error
+	// Stealth hides what gives an automated headless Chrome away (see
+	// stealth.go): proxy enhanced.
+	Stealth bool
 	// Proxy, when set, carries every connection of the render (the page,
 	// its sub-resources, workers and WebSockets) behind the guarded proxy;
 	// nil connects directly (through the guarded proxy only).
@@ -346,8 +349,21 @@ func (p *Pool) setup(ctx context.Context, inst *instance, slotID cdp.BrowserCont
 	if req.Mobile {
 		env.Viewport = Viewport{Width: mobileWidth, Height: mobileHeight}
 	}
+	screen := Viewport{}
+	if req.Stealth && !req.Mobile {
+		// A maximised window's viewport on a desktop screen (stealth.go).
+		env.Viewport, screen = stealthViewport(), Viewport{Width: stealthScreenW, Height: stealthScreenH}
+	}
 	if s := req.Screenshot; s != nil && s.Viewport != nil {
 		env.Viewport = *s.Viewport
+	}
+	if screen.Width < env.Viewport.Width || screen.Height < env.Viewport.Height {
+		screen = env.Viewport
+	}
+	if req.Stealth {
+		if err := p.applyStealth(ctx, tb, req.Mobile); err != nil {
+			return env, err
+		}
 	}
 	if req.BlockAds {
 		res, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: hideBannersScript()})
@@ -358,7 +374,7 @@ func (p *Pool) setup(ctx context.Context, inst *instance, slotID cdp.BrowserCont
 	}
 	metrics := emulation.SetDeviceMetricsOverrideParams{
 		Width: int64(env.Viewport.Width), Height: int64(env.Viewport.Height), DeviceScaleFactor: 1, Mobile: req.Mobile,
-		ScreenWidth: int64(env.Viewport.Width), ScreenHeight: int64(env.Viewport.Height),
+		ScreenWidth: int64(screen.Width), ScreenHeight: int64(screen.Height),
 	}
 	if offscreen(req) {
 		// The page lays out in the viewport as it would on screen, but
@@ -375,6 +391,10 @@ func (p *Pool) setup(ctx context.Context, inst *instance, slotID cdp.BrowserCont
 		return env, err
 	}
 	ua, platform := inst.userAgent, "Linux x86_64"
+	if req.Stealth {
+		// Chrome's reduced User-Agent, as a desktop Chrome sends it.
+		ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" + inst.major + ".0.0.0 Safari/537.36"
+	}
 	if req.Mobile {
 		tb.onReset(emulation.CommandSetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: false})
 		if _, err := cdp.Call(ctx, t, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 5}); err != nil {
@@ -388,9 +408,11 @@ func (p *Pool) setup(ctx context.Context, inst *instance, slotID cdp.BrowserCont
 			ua = v
 		}
 	}
-	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
-		UserAgent: ua, AcceptLanguage: acceptLanguage(req.Languages), Platform: platform,
-	}); err != nil {
+	uaParams := emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: acceptLanguage(req.Languages), Platform: platform}
+	if req.Stealth {
+		uaParams.UserAgentMetadata = stealthMetadata(inst.major, req.Mobile)
+	}
+	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, uaParams); err != nil {
 		return env, err
 	}
 	if len(req.Languages) > 0 {

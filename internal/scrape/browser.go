@@ -14,6 +14,7 @@ import (
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/fetch"
+	"github.com/firegate/firegate/internal/proxypool"
 )
 
 // Renderer renders pages in a browser; *browser.Pool implements it.
@@ -51,11 +52,12 @@ func prefersBrowser(o *Options) bool {
 func (e *Engine) renderInBrowser(ctx context.Context, o *Options, rt *route) (*fetch.Response, *browser.Result, error) {
 	req := browser.Request{
 		Proxy:         rt.Proxy,
+		Stealth:       rt.Tier == proxypool.Enhanced,
 		URL:           o.URL,
 		Team:          o.TeamID,
 		Headers:       o.Headers,
 		Mobile:        o.Mobile,
-		Languages:     o.Location.Languages,
+		Languages:     stealthLanguages(o, rt),
 		Timezone:      countryTimezone(o.Location.Country),
 		SkipTLSVerify: o.SkipTLSVerification,
 		BlockAds:      o.BlockAds,

@@ -176,3 +176,83 @@ func challengePage(body []byte) bool {
 	}
 	return false
 }
+
+// stealthLanguages are the languages of a browser render: the request's,
+// or under the stealth profile (enhanced) the country's own when the
+// request named a country but no languages, so that navigator.languages,
+// Accept-Language and the locale agree with the time zone and the proxy.
+func stealthLanguages(o *Options, rt *route) []string {
+	if len(o.Location.Languages) > 0 || rt.Tier != proxypool.Enhanced || !o.Location.CountryNamed {
+		return o.Location.Languages
+	}
+	if l := countryLanguage(o.Location.Country); l != "" {
+		return []string{l + "-" + o.Location.Country, l}
+	}
+	return nil
+}
+
+// countryLanguage is the main language of a country's people online, for
+// the countries proxies are most often asked for; "" for the others.
+func countryLanguage(cc string) string {
+	switch cc {
+	case "DE", "AT", "CH", "LI":
+		return "de"
+	case "FR", "BE", "LU", "MC":
+		return "fr"
+	case "ES", "MX", "AR", "CO", "CL", "PE", "VE", "EC", "UY", "PY", "BO", "CR", "DO", "GT", "HN", "NI", "PA", "SV":
+		return "es"
+	case "IT", "SM":
+		return "it"
+	case "PT", "BR", "AO", "MZ":
+		return "pt"
+	case "NL":
+		return "nl"
+	case "PL":
+		return "pl"
+	case "SE":
+		return "sv"
+	case "NO":
+		return "nb"
+	case "DK":
+		return "da"
+	case "FI":
+		return "fi"
+	case "CZ":
+		return "cs"
+	case "SK":
+		return "sk"
+	case "HU":
+		return "hu"
+	case "RO", "MD":
+		return "ro"
+	case "BG":
+		return "bg"
+	case "GR", "CY":
+		return "el"
+	case "TR":
+		return "tr"
+	case "RU", "BY", "KZ":
+		return "ru"
+	case "UA":
+		return "uk"
+	case "JP":
+		return "ja"
+	case "KR":
+		return "ko"
+	case "CN", "TW", "HK":
+		return "zh"
+	case "TH":
+		return "th"
+	case "VN":
+		return "vi"
+	case "ID":
+		return "id"
+	case "IL":
+		return "he"
+	case "SA", "AE", "EG", "MA", "DZ", "TN", "QA", "KW", "JO", "LB", "IQ", "OM", "BH":
+		return "ar"
+	case "IN", "US", "GB", "CA", "AU", "NZ", "IE", "ZA", "PH", "NG", "KE", "SG":
+		return "en"
+	}
+	return ""
+}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/proxypool"
 	"github.com/firegate/firegate/internal/proxypool/proxytest"
@@ -343,5 +344,55 @@ func TestProxyFailureTriesAnother(t *testing.T) {
 	// one; the next ones skip the dead proxy.
 	if good.Forwards() != 3 {
 		t.Errorf("good proxy carried %d of 3 scrapes", good.Forwards())
+	}
+}
+
+// recordingRenderer answers every render with a page and keeps the
+// requests.
+type recordingRenderer struct {
+	mu   sync.Mutex
+	reqs []browser.Request
+}
+
+func (r *recordingRenderer) Available() error { return nil }
+
+func (r *recordingRenderer) Render(_ context.Context, req browser.Request) (*browser.Result, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req)
+	r.mu.Unlock()
+	return &browser.Result{URL: req.URL, StatusCode: 200, HTML: articleHTML, ContentType: "text/html"}, nil
+}
+
+type nopMedia struct{}
+
+func (nopMedia) Put(context.Context, string, []byte, string) (string, error) { return "m", nil }
+
+func TestProxyEnhancedRendersStealthily(t *testing.T) {
+	t.Parallel()
+	rr := &recordingRenderer{}
+	e := New(Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, nil), Browser: rr, Media: nopMedia{}, MediaURL: func(id string) string { return id }})
+	for _, tc := range []struct {
+		proxy   string
+		loc     Location
+		stealth bool
+		langs   []string
+	}{
+		{"basic", Location{Country: "DE", CountryNamed: true}, false, nil},
+		{"enhanced", Location{Country: "DE", CountryNamed: true}, true, []string{"de-DE", "de"}},
+		{"enhanced", Location{Country: "DE", CountryNamed: true, Languages: []string{"en-GB"}}, true, []string{"en-GB"}},
+		{"enhanced", Location{Country: "US"}, true, nil},
+	} {
+		o := defaults("http://example.test/", FormatMarkdown)
+		o.WaitFor = time.Millisecond // the browser
+		o.Proxy, o.Location = tc.proxy, tc.loc
+		if _, err := e.Scrape(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		rr.mu.Lock()
+		got := rr.reqs[len(rr.reqs)-1]
+		rr.mu.Unlock()
+		if got.Stealth != tc.stealth || strings.Join(got.Languages, ",") != strings.Join(tc.langs, ",") || got.Timezone != countryTimezone(tc.loc.Country) {
+			t.Errorf("%s %+v: stealth %v languages %v timezone %q", tc.proxy, tc.loc, got.Stealth, got.Languages, got.Timezone)
+		}
 	}
 }
