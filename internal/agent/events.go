@@ -222,20 +222,14 @@ func (r *Runner) List(ctx context.Context, teamID string, before store.AgentCurs
 	return r.cfg.Runs.AgentRuns(ctx, teamID, before, limit)
 }
 
+// webhookOwner names the deliveries of agent runs.
+type webhookOwner struct{}
+
+func (webhookOwner) Kind() string  { return "agent_webhook" }
+func (webhookOwner) IDKey() string { return "run_id" }
+
 // webhookArgs deliver one agent webhook body.
-type webhookArgs struct {
-	Run   string          `json:"run"`
-	Event string          `json:"event"`
-	Spec  webhook.Spec    `json:"spec"`
-	Body  json.RawMessage `json:"body"`
-}
-
-func (webhookArgs) Kind() string                 { return "agent_webhook" }
-func (webhookArgs) InsertOpts() river.InsertOpts { return webhook.DeliveryInsertOpts() }
-
-func (a webhookArgs) Delivery() (webhook.Spec, []byte, []any) {
-	return a.Spec, a.Body, []any{"run_id", a.Run, "event", a.Event}
-}
+type webhookArgs = webhook.Args[webhookOwner]
 
 // notify queues the delivery of ev when the run has a webhook that wants
 // it.
@@ -244,7 +238,7 @@ func (r *Runner) notify(ctx context.Context, runID string, spec *webhook.Spec, e
 		return
 	}
 	err := webhook.Enqueue(ctx, r.q, spec, ev, uuid.NewString(), nil, func(body []byte) webhook.Delivery {
-		return webhookArgs{Run: runID, Event: ev.Type, Spec: *spec, Body: body}
+		return webhookArgs{ID: runID, Event: ev.Type, Spec: *spec, Body: body}
 	})
 	if err != nil {
 		r.cfg.Log.ErrorContext(ctx, "agent: queue webhook", "run_id", runID, "event", ev.Type, "err", err)

@@ -435,7 +435,7 @@ func (r *Runner) envelope(ctx context.Context, jobID string, o *JobOptions, ev w
 
 // enqueueWebhook queues the delivery of body.
 func (r *Runner) enqueueWebhook(ctx context.Context, jobID string, o *JobOptions, event string, body []byte, opts *river.InsertOpts) {
-	args := webhookArgs{Job: jobID, Event: event, Spec: *o.Webhook, Body: body}
+	args := webhookArgs{ID: jobID, Event: event, Spec: *o.Webhook, Body: body}
 	if err := r.q.Insert(context.WithoutCancel(ctx), args, opts); err != nil {
 		r.cfg.Log.ErrorContext(ctx, "queue webhook", "job_id", jobID, "event", event, "err", err)
 	}

@@ -51,20 +51,14 @@ func (pageArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: queue.Pages, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
-// webhookArgs deliver one webhook body.
-type webhookArgs struct {
-	Job   string          `json:"job"`
-	Event string          `json:"event"`
-	Spec  webhook.Spec    `json:"spec"`
-	Body  json.RawMessage `json:"body"`
-}
+// webhookOwner names the deliveries of crawl, batch and extract jobs.
+type webhookOwner struct{}
 
-func (webhookArgs) Kind() string                 { return "webhook" }
-func (webhookArgs) InsertOpts() river.InsertOpts { return webhook.DeliveryInsertOpts() }
+func (webhookOwner) Kind() string  { return "webhook" }
+func (webhookOwner) IDKey() string { return "job_id" }
 
-func (a webhookArgs) Delivery() (webhook.Spec, []byte, []any) {
-	return a.Spec, a.Body, []any{"job_id", a.Job, "event", a.Event}
-}
+// webhookArgs deliver one webhook body of a job.
+type webhookArgs = webhook.Args[webhookOwner]
 
 // purgeArgs delete expired jobs.
 type purgeArgs struct{}

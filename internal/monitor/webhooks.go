@@ -10,20 +10,14 @@ import (
 	"github.com/firegate/firegate/internal/webhook"
 )
 
-// webhookArgs deliver one webhook body.
-type webhookArgs struct {
-	Check string          `json:"check"`
-	Event string          `json:"event"`
-	Spec  webhook.Spec    `json:"spec"`
-	Body  json.RawMessage `json:"body"`
-}
+// webhookOwner names the deliveries of monitor checks.
+type webhookOwner struct{}
 
-func (webhookArgs) Kind() string                 { return "monitor_webhook" }
-func (webhookArgs) InsertOpts() river.InsertOpts { return webhook.DeliveryInsertOpts() }
+func (webhookOwner) Kind() string  { return "monitor_webhook" }
+func (webhookOwner) IDKey() string { return "check_id" }
 
-func (a webhookArgs) Delivery() (webhook.Spec, []byte, []any) {
-	return a.Spec, a.Body, []any{"check_id", a.Check, "event", a.Event}
-}
+// webhookArgs deliver one webhook body of a check.
+type webhookArgs = webhook.Args[webhookOwner]
 
 // notify queues one webhook delivery when the monitor has a webhook that
 // wants the event.
@@ -38,7 +32,7 @@ func (r *Runner) notify(ctx context.Context, spec *webhook.Spec, event, checkID 
 	}
 	ev := webhook.Event{Type: event, JobID: checkID, Success: success, Data: []any{data}}
 	err := webhook.Enqueue(ctx, r.q, spec, ev, newID(), opts, func(body []byte) webhook.Delivery {
-		return webhookArgs{Check: checkID, Event: event, Spec: *spec, Body: body}
+		return webhookArgs{ID: checkID, Event: event, Spec: *spec, Body: body}
 	})
 	if err != nil {
 		r.cfg.Log.ErrorContext(ctx, "monitor: queue webhook", "check_id", checkID, "event", event, "err", err)

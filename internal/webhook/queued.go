@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -11,17 +12,74 @@ import (
 )
 
 // Queued deliveries: the jobs runner, agent runs and monitors queue each
-// event's body as River job arguments of their own type and deliver it
-// with one Worker, retried on the Backoff schedule.
+// event's body as Args of their own Owner and deliver it with one Worker,
+// retried on the Backoff schedule.
 
-// Delivery is the River job arguments of one queued webhook body. Each
-// owner keeps its own type: its Kind and the name of the field that says
-// whose event it is are stored with the queued jobs.
+// Delivery is the River job arguments of one queued webhook body: Args
+// of an owner's Kind.
 type Delivery interface {
 	river.JobArgs
 	// Delivery returns the spec and body to send and the key/value pairs
 	// that name the delivery in the log.
 	Delivery() (spec Spec, body []byte, attrs []any)
+}
+
+// Owner names an owner's deliveries: the River job kind they are queued
+// under (each owner has its own, registered with its own Worker) and the
+// log key of the id of what the event is about ("job_id", "check_id",
+// "run_id"). Owners declare it on an empty struct type.
+type Owner interface {
+	Kind() string
+	IDKey() string
+}
+
+// Args is one queued delivery of the owner K: the body to send to
+// the spec's URL, and the id and event type it is logged under.
+type Args[K Owner] struct {
+	ID    string          `json:"id"`
+	Event string          `json:"event"`
+	Spec  Spec            `json:"spec"`
+	Body  json.RawMessage `json:"body"`
+}
+
+// Kind is K's job kind.
+func (Args[K]) Kind() string {
+	var k K
+	return k.Kind()
+}
+
+// InsertOpts are DeliveryInsertOpts.
+func (Args[K]) InsertOpts() river.InsertOpts { return DeliveryInsertOpts() }
+
+// Delivery implements Delivery.
+func (a Args[K]) Delivery() (Spec, []byte, []any) {
+	var k K
+	return a.Spec, a.Body, []any{k.IDKey(), a.ID, "event", a.Event}
+}
+
+// UnmarshalJSON reads a's arguments, and those of deliveries queued before
+// the owners shared Args, whose id was stored as "job", "check" or "run".
+func (a *Args[K]) UnmarshalJSON(b []byte) error {
+	var v struct {
+		ID    string          `json:"id"`
+		Job   string          `json:"job"`
+		Check string          `json:"check"`
+		Run   string          `json:"run"`
+		Event string          `json:"event"`
+		Spec  Spec            `json:"spec"`
+		Body  json.RawMessage `json:"body"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	id := v.ID
+	for _, old := range []string{v.Job, v.Check, v.Run} {
+		if id == "" {
+			id = old
+		}
+	}
+	*a = Args[K]{ID: id, Event: v.Event, Spec: v.Spec, Body: v.Body}
+	return nil
 }
 
 // DeliveryInsertOpts are the insert options of a Delivery: the control
