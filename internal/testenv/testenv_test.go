@@ -2,8 +2,10 @@ package testenv
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -114,5 +116,42 @@ func TestLogBookCheckHidden(t *testing.T) {
 	}
 	if got := InternalError("").Error(); got != "scrape: browser: devtools ws://10.1.2.3:9222/devtools/browser: store: dial tcp 10.1.2.3:5432: connect: connection refused" {
 		t.Errorf("InternalError(\"\") = %q", got)
+	}
+}
+
+// fatalTB records Fatalf and ends the goroutine it is called on.
+type fatalTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func TestEventually(t *testing.T) {
+	t.Parallel()
+	n := 0
+	Eventually(t, time.Second, func() bool { n++; return n == 5 }, "n reaches 5")
+	if n != 5 {
+		t.Errorf("cond called %d times, want 5", n)
+	}
+	start := time.Now()
+	if WaitFor(30*time.Millisecond, func() bool { return false }) {
+		t.Error("WaitFor of a false condition held")
+	}
+	if d := time.Since(start); d < 30*time.Millisecond || d > time.Second {
+		t.Errorf("WaitFor of a false condition took %v, want about 30ms", d)
+	}
+	f := &fatalTB{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Eventually(f, 10*time.Millisecond, func() bool { return false }, "the %s", "thing")
+	}()
+	<-done
+	if !strings.Contains(f.msg, "the thing") {
+		t.Errorf("failure message %q, want it to name the thing", f.msg)
 	}
 }
