@@ -2,19 +2,27 @@ package e2e
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/firegate/firegate/internal/search/searxngtest"
 )
 
 // TestMCPClient drives /mcp with the official MCP client library
-// (@modelcontextprotocol/sdk): the tools scrape, crawl and batch scrape a
-// local site under the caller's key and credits.
+// (@modelcontextprotocol/sdk): the tools scrape, crawl, batch scrape and
+// search (a scripted SearXNG) a local site under the caller's key and
+// credits, and give feedback the operator reads with the CLI.
 func TestMCPClient(t *testing.T) {
 	node := sdkNode(t, "@modelcontextprotocol/sdk")
 	site := targetSite(t)
-	srv := startServer(t)
+	engine := searxngtest.New(t, func(url.Values) searxngtest.Answer {
+		return searxngtest.Answer{Results: []searxngtest.Result{{URL: site.URL + "/article", Title: "The Lighthouse Keeper", Content: "A story", Score: 1}}}
+	})
+	srv := startServer(t, "SEARXNG_ENDPOINT="+engine.URL)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -27,5 +35,10 @@ func TestMCPClient(t *testing.T) {
 	t.Logf("node --test:\n%s", out)
 	if err != nil {
 		t.Fatalf("MCP client test failed: %v", err)
+	}
+	// The feedback the tools gave is the operator's to read.
+	list := srv.cli(t, "feedback", "list")
+	if !strings.Contains(list, "mcp-limited") || !strings.Contains(list, "clean markdown") || !strings.Contains(list, "search") {
+		t.Errorf("feedback list:\n%s", list)
 	}
 }

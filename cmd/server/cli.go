@@ -28,6 +28,7 @@ type cliFlags struct {
 	zdrForced   bool
 	catalog     bool
 	terms       bool
+	limit       int
 }
 
 // command is one sub-command of the binary: its words as typed, a line of
@@ -72,6 +73,11 @@ func commands() []command {
 				fs.BoolVar(&f.zdrForced, "zdr-forced", false, "force zero data retention on every request of the team (implies --zdr; agent and extract then answer 400)")
 				fs.BoolVar(&f.catalog, "catalog", false, "enable catalog calls (POST /v2/scrape with catalog) and domainTools")
 				fs.BoolVar(&f.terms, "accept-third-party-terms", false, "record that the team accepted the third-party data terms (calls to the operator's catalog tools)")
+			}},
+		{name: "feedback list", summary: "list the feedback teams gave on their results (POST /v2/feedback), newest first",
+			flags: func(fs *flag.FlagSet, f *cliFlags) {
+				fs.StringVar(&f.team, "team", "", "only this team's (`name`; default: every team's)")
+				fs.IntVar(&f.limit, "limit", 50, "at most this many `rows`")
 			}},
 		{name: "migrate", summary: "apply the database migrations and exit"},
 		{name: "version", summary: "print the version and exit"},

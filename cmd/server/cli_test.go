@@ -19,7 +19,7 @@ func TestUsage(t *testing.T) {
 	t.Parallel()
 	badEnv := env(map[string]string{"PORT": "not-a-port"})
 	allCommands := []string{"serve", "worker", "keys create", "keys list", "keys revoke", "credits add",
-		"credits set", "credits unlimited", "credits show", "limits set", "migrate", "version", "--team", "--amount",
+		"credits set", "credits unlimited", "credits show", "limits set", "feedback list", "migrate", "version", "--team", "--amount",
 		"--concurrency", "--rate-multiplier", "--zdr", "--zdr-forced", "--catalog", "--accept-third-party-terms", "--credits", "--id",
 		"TEAM_CONCURRENCY_LIMIT)"}
 	tests := []struct {

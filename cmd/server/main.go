@@ -115,6 +115,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return creditsCommand(ctx, cfg, log, sub, f, stdout)
 	case "limits":
 		return limitsCommand(ctx, cfg, log, f, stdout)
+	case "feedback":
+		return feedbackCommand(ctx, cfg, log, f, stdout)
 	case "migrate":
 		st, err := openStore(ctx, cfg, log)
 		if err != nil {
@@ -630,6 +632,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Catalog:          catalogOpts,
 		CatalogKeys:      catalogKeys,
 		Activity:         activityStore(st),
+		Feedback:         feedbackStore(st),
 		Log:              log,
 	})
 
@@ -916,6 +919,53 @@ func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, f cliFlags
 	return nil
 }
 
+// feedbackCommand runs feedback list: one line per feedback, newest first.
+func feedbackCommand(ctx context.Context, cfg Config, log *slog.Logger, f cliFlags, stdout io.Writer) error {
+	if f.limit < 1 {
+		return errors.New("feedback list: --limit must be at least 1")
+	}
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fs := feedbackStore(st)
+	if fs == nil {
+		return errors.New("feedback list: this store keeps no feedback")
+	}
+	q := store.FeedbackQuery{Limit: f.limit}
+	if f.team != "" {
+		team, err := st.TeamByName(ctx, f.team)
+		if err != nil {
+			return teamError(f.team, err)
+		}
+		q.TeamID = team.ID
+	}
+	list, err := fs.ListFeedback(ctx, q)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CREATED\tTEAM\tENDPOINT\tID\tRATING\tNOTE\tDETAILS")
+	for _, fb := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", fb.CreatedAt.UTC().Format(time.RFC3339), fb.TeamName, fb.Endpoint, fb.JobID,
+			fb.Rating, oneLine(fb.Note, 80), oneLine(string(fb.Details), 120))
+	}
+	return tw.Flush()
+}
+
+// oneLine is s on one line, cut to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // openCatalog loads CATALOG_FILE (none: only the built-in provider) and
 // the x-request-id keys of catalog calls kept in the store. A catalog file
 // that does not load stops the server.
@@ -955,6 +1005,15 @@ func openSearch(cfg Config, log *slog.Logger) (httpapi.Searcher, error) {
 func activityStore(st store.Store) store.ActivityStore {
 	if as, ok := st.(store.ActivityStore); ok {
 		return as
+	}
+	return nil
+}
+
+// feedbackStore is the store's feedback table, or nil (POST /v2/feedback
+// answers 501).
+func feedbackStore(st store.Store) store.FeedbackStore {
+	if fs, ok := st.(store.FeedbackStore); ok {
+		return fs
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/apikey"
+	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/testenv"
 )
 
@@ -416,5 +417,54 @@ func TestServeBindsFirst(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(dataDir); !os.IsNotExist(err) {
 		t.Errorf("DATA_DIR was touched before the bind failed: %v %v", entries, err)
+	}
+}
+
+// TestFeedbackList: feedback list prints what teams rated, newest first,
+// every team's or one team's.
+func TestFeedbackList(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := map[string]string{"DATA_DIR": t.TempDir()}
+	for _, team := range []string{"acme", "zeta"} {
+		if err := run(ctx, []string{"keys", "create", "--team", team}, env(e), io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, _ := loadConfig(env(e))
+	st, acme, err := openTeam(ctx, cfg, testenv.Logger(t), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeta, err := st.TeamByName(ctx, "zeta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := feedbackStore(st)
+	for _, f := range []store.Feedback{
+		{TeamID: acme.ID, Endpoint: "scrape", JobID: "0190b7a0-0000-7000-8000-000000000001", Rating: "bad", Note: "the table\nis missing",
+			Details: json.RawMessage(`{"issues":["missing_table"]}`), CreatedAt: time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)},
+		{TeamID: zeta.ID, Endpoint: "crawl", JobID: "0190b7a0-0000-7000-8000-000000000002", Rating: "good", CreatedAt: time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC)},
+	} {
+		if _, _, err := fs.AddFeedback(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"feedback", "list"}, env(e), &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "CREATED") || !strings.Contains(lines[1], "zeta") ||
+		!strings.Contains(lines[2], "acme") || !strings.Contains(lines[2], "the table is missing") || !strings.Contains(lines[2], `{"issues":["missing_table"]}`) {
+		t.Errorf("feedback list:\n%s", out.String())
+	}
+	out.Reset()
+	if err := run(ctx, []string{"feedback", "list", "--team", "acme"}, env(e), &out, io.Discard); err != nil || strings.Count(out.String(), "\n") != 2 || strings.Contains(out.String(), "zeta") {
+		t.Errorf("feedback list --team acme: %v\n%s", err, out.String())
+	}
+	if err := run(ctx, []string{"feedback", "list", "--team", "nobody"}, env(e), io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("an unknown team: %v", err)
 	}
 }

@@ -51,6 +51,24 @@ test("a scrape is the API's, charged to the caller's team", async () => {
 
   const usage = await client.callTool({ name: "firecrawl_credit_usage", arguments: {} });
   assert.equal(usage.structuredContent.remainingCredits, 99);
+
+  // Feedback on that scrape is kept for the operator (the Go test reads
+  // it back with the CLI).
+  const fb = await client.callTool({ name: "firecrawl_feedback",
+    arguments: { endpoint: "scrape", jobId: doc.metadata.scrapeId, rating: "good", note: "clean markdown" } });
+  assert.ok(fb.structuredContent.feedbackId, JSON.stringify(fb));
+  await client.close();
+});
+
+test("search as firecrawl-mcp asks it: web results, the catalog left out with a warning", async () => {
+  const client = await connect(process.env.LIMITED_KEY);
+  const res = await client.callTool({ name: "firecrawl_search", arguments: { query: "lighthouse keeper", limit: 3 } });
+  assert.equal(res.isError, undefined, JSON.stringify(res));
+  assert.equal(res.structuredContent.web[0].url, process.env.PAGE_URL);
+  assert.match(res.structuredContent.warning, /catalog/);
+  const fb = await client.callTool({ name: "firecrawl_search_feedback",
+    arguments: { searchId: res.structuredContent.id, rating: "good", valuableSources: [{ url: process.env.PAGE_URL }] } });
+  assert.ok(fb.structuredContent.feedbackId, JSON.stringify(fb));
   await client.close();
 });
 

@@ -122,6 +122,9 @@ type Deps struct {
 	// Activity keeps the teams' requests for GET /v2/team/activity; nil
 	// keeps none and the route answers 501.
 	Activity store.ActivityStore
+	// Feedback keeps POST /v2/feedback and /v2/search/{id}/feedback; nil
+	// answers 501 there.
+	Feedback store.FeedbackStore
 	// MCP serves /mcp (the MCP server) behind the same key check as /v2;
 	// nil: no /mcp route.
 	MCP http.Handler
@@ -170,6 +173,7 @@ type Server struct {
 	catalog        *catalog.Service
 	catalogKeys    *catalog.Keys
 	activity       store.ActivityStore
+	feedback       store.FeedbackStore
 	// activityCleaned is when expired activities were last deleted (Unix
 	// ns).
 	activityCleaned atomic.Int64
@@ -183,7 +187,7 @@ func New(d Deps) *Server {
 		jobs: d.Jobs, jobStore: d.JobStore, agents: d.Agents, monitors: d.Monitors, publicURL: strings.TrimRight(d.PublicURL, "/"),
 		metrics: d.Metrics, checks: d.ReadyChecks, bodyTimeout: d.BodyTimeout,
 		watchers: newWatchHub(d.JobStore, watchPoll, d.MaxWatchers), trustedProxies: d.TrustedProxies, model: d.Model,
-		threat: d.Threat, activity: d.Activity,
+		threat: d.Threat, activity: d.Activity, feedback: d.Feedback,
 		interact: d.Interact, replays: replays{c: d.Results, now: time.Now}}
 	s.catalogKeys = d.CatalogKeys
 	if d.Catalog != nil {
@@ -246,7 +250,13 @@ func New(d Deps) *Server {
 		r.Get("/concurrency-check", s.handle(s.handleConcurrencyCheck))
 		r.Get("/team/queue-status", s.handle(s.handleQueueStatus))
 		r.Get("/team/activity", s.handle(s.handleActivity))
+		if d.Feedback != nil {
+			s.feedbackRoutes(r)
+		}
 		for _, p := range notImplemented {
+			if d.Feedback != nil && p == "/feedback" {
+				continue
+			}
 			if d.Jobs != nil && d.JobStore != nil && isJobRoute(p) {
 				continue
 			}

@@ -72,6 +72,9 @@ func TestContract(t *testing.T) {
 	storetest.RunCrawlMemory(t, func(t *testing.T) storetest.CrawlMemoryUnderTest {
 		return openTest(t, url, newSchema(t, url))
 	})
+	storetest.RunFeedback(t, func(t *testing.T) storetest.FeedbackUnderTest {
+		return openTest(t, url, newSchema(t, url))
+	})
 }
 
 func TestConcurrentOpenMigratesOnce(t *testing.T) {

@@ -56,6 +56,9 @@ func TestContract(t *testing.T) {
 	storetest.RunCrawlMemory(t, func(t *testing.T) storetest.CrawlMemoryUnderTest {
 		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
 	})
+	storetest.RunFeedback(t, func(t *testing.T) storetest.FeedbackUnderTest {
+		return openTest(t, filepath.Join(t.TempDir(), "firegate.db"))
+	})
 }
 
 func TestOpenCreatesDirectory(t *testing.T) {
