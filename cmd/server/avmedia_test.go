@@ -15,6 +15,7 @@ import (
 
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/mediaconv/mediatest"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // testMedia are the clips of the audio and video tests, made once.
@@ -266,5 +267,39 @@ func TestAudioVideoWithoutFFmpeg(t *testing.T) {
 	}
 	if code, got := scrapeJSON(t, base, `{"url":"`+site.URL+`/page/audio","formats":["markdown"]}`); code != 200 {
 		t.Errorf("markdown without ffmpeg: %d %v", code, got)
+	}
+}
+
+// TestAudioVideoInTheBrowser: a player that sets its source by script, and
+// one that plays a blob it fetched (only its request names the file), are
+// found by rendering the page in Chromium when its HTML has no media.
+func TestAudioVideoInTheBrowser(t *testing.T) {
+	t.Parallel()
+	chrome := testenv.ChromePath(t)
+	site := mediaSite(t)
+	env := mediaServerEnv(map[string]string{"CHROME_PATH": chrome, "BROWSER_MAX_TABS": "1"})
+	delete(env, "BROWSER")
+	base := startServer(t, env)
+	for _, path := range []string{"/page/script-player", "/page/mse-player"} {
+		code, got := scrapeJSON(t, base, `{"url":"`+site.URL+path+`","formats":["markdown","video"],"timeout":120000}`)
+		if code != 200 {
+			t.Fatalf("%s: %d %v", path, code, got)
+		}
+		data := got["data"].(map[string]any)
+		link, _ := data["video"].(string)
+		if !strings.HasPrefix(link, base+"/media/") {
+			t.Fatalf("%s: video %v, warning %v", path, data["video"], data["warning"])
+		}
+		resp, file := download(t, link, "")
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: GET the video: %d", path, resp.StatusCode)
+		}
+		p, err := mediatest.ProbeFile(t.Context(), file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Video != "h264" || p.Audio != "aac" || !nearClip(p.Duration) {
+			t.Errorf("%s: %+v", path, p)
+		}
 	}
 }

@@ -113,6 +113,9 @@ type guard struct {
 	skipMedia bool
 	// checkHop is Request.CheckHop.
 	checkHop func(u *url.URL) error
+	// media records the page's media requests (Request.RecordMedia); nil
+	// records none.
+	media *mediaRequests
 }
 
 // skippable reports the resource types a render without screenshots does

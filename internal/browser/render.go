@@ -83,6 +83,11 @@ type Request struct {
 	// its sub-resources, workers and WebSockets) behind the guarded proxy;
 	// nil connects directly (through the guarded proxy only).
 	Proxy *proxypool.Proxy
+	// RecordMedia lists the media the page requested in
+	// Result.MediaRequests (the audio and video formats): media-type
+	// requests, even those not downloaded, and fetches of media files and
+	// manifests.
+	RecordMedia bool
 }
 
 // Result is the rendered page.
@@ -100,6 +105,9 @@ type Result struct {
 	Actions *actions.Results
 	// State is the browser storage after the render, when SaveState.
 	State *State
+	// MediaRequests are the media URLs the page requested, in order, at
+	// most 32 (RecordMedia).
+	MediaRequests []string
 }
 
 // defaultTimeout bounds a Render whose ctx has no deadline.
@@ -214,6 +222,9 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 	// (actions may take one): they are not downloaded.
 	g.skipMedia = offscreen(req)
 	g.checkHop = req.CheckHop
+	if req.RecordMedia {
+		g.media = &mediaRequests{}
+	}
 	sc := newScope(req)
 	wait := p.guardRequests(runCtx, t, g, sc, tr)
 	defer func() { cancelRun(); wait() }()
@@ -312,6 +323,7 @@ func (p *Pool) render(ctx context.Context, inst *instance, req Request) (res *Re
 		return nil, fail("read html", err)
 	}
 	res.URL, res.HTML = doc.URL, doc.HTML
+	res.MediaRequests = g.media.list()
 	if req.SaveState {
 		if res.State, err = p.readState(runCtx, inst, sl, tb); err != nil {
 			return nil, fail("save profile", err)
@@ -506,6 +518,9 @@ func (p *Pool) decide(ctx context.Context, t *chromedp.Target, g *guard, sc *sco
 	tr.mu.Lock()
 	isMain := ev.ResourceType == network.ResourceTypeDocument && ev.FrameID == tr.mainFrame
 	tr.mu.Unlock()
+	if g.media != nil {
+		g.media.note(ev.ResourceType, ev.Request.URL)
+	}
 	v := g.check(ev.Request.URL, isMain)
 	if v == allow && g.skipMedia && skippable(ev.ResourceType) {
 		v = blockAd

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -243,6 +244,22 @@ func ldKind(t any) string {
 		case "AudioObject":
 			return "audio"
 		}
+	}
+	return ""
+}
+
+// KindOfURL is "audio" or "video" when a URL's path names a file of that
+// kind by its extension, else "" (manifests, unknown).
+func KindOfURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	switch strings.ToLower(path.Ext(u.Path)) {
+	case ".mp3", ".m4a", ".aac", ".wav", ".oga", ".opus", ".flac":
+		return "audio"
+	case ".mp4", ".m4v", ".mov", ".webm", ".ogv":
+		return "video"
 	}
 	return ""
 }

@@ -67,6 +67,17 @@ func TestOrder(t *testing.T) {
 	}
 }
 
+func TestKindOfURL(t *testing.T) {
+	t.Parallel()
+	for u, want := range map[string]string{
+		"https://x/a.MP3?x=1": "audio", "https://x/v.webm": "video", "https://x/live.m3u8": "", "https://x/page": "", "%zz": "",
+	} {
+		if got := KindOfURL(u); got != want {
+			t.Errorf("KindOfURL(%q) = %q, want %q", u, got, want)
+		}
+	}
+}
+
 func TestSniff(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -93,7 +93,11 @@ func (e *Engine) renderInBrowser(ctx context.Context, o *Options, rt *route) (*f
 		}
 		req.SaveState = save != nil
 	}
+	req.RecordMedia = wantsMedia(o)
 	res, err := e.browser.Render(ctx, req)
+	if err == nil {
+		rt.rendered, rt.media = true, res.MediaRequests
+	}
 	if save != nil {
 		defer save(nil) // releases the lock if the render failed
 	}

@@ -97,26 +97,35 @@ func isMedia(resp *fetch.Response) bool {
 }
 
 // mediaCandidates lists the media of the answer a document was made of:
-// its URL when it is media itself, else the main media of its HTML.
-func mediaCandidates(resp *fetch.Response) []mediaconv.Candidate {
+// its URL when it is media itself, else the main media of its HTML, then
+// the media the page requested in the browser (rt.media).
+func mediaCandidates(rt *route) []mediaconv.Candidate {
+	resp := rt.resp
 	if resp == nil || resp.URL == "" {
 		return nil
 	}
 	if isMedia(resp) {
 		return []mediaconv.Candidate{{URL: resp.URL, From: "url"}}
 	}
-	if classifyContent(resp) != contentHTML {
-		return nil
+	var out []mediaconv.Candidate
+	if classifyContent(resp) == contentHTML {
+		if root, err := parseHTML(resp.Text()); err == nil {
+			if pageURL, err := url.Parse(resp.URL); err == nil {
+				out = mediaconv.Find(root, pagemeta.BaseURL(root, pageURL))
+			}
+		}
 	}
-	root, err := parseHTML(resp.Text())
-	if err != nil {
-		return nil
+	seen := map[string]bool{}
+	for _, c := range out {
+		seen[c.URL] = true
 	}
-	pageURL, err := url.Parse(resp.URL)
-	if err != nil {
-		return nil
+	for _, u := range rt.media {
+		if !seen[u] {
+			seen[u] = true
+			out = append(out, mediaconv.Candidate{URL: u, Kind: mediaconv.KindOfURL(u), From: "request"})
+		}
 	}
-	return mediaconv.Find(root, pagemeta.BaseURL(root, pageURL))
+	return out
 }
 
 // attachMedia converts the media of the answer rt got (fetched through its
@@ -135,7 +144,18 @@ func (e *Engine) attachMedia(ctx context.Context, o *Options, doc *Document, rt 
 	if wantVideo {
 		doc.Video = &null
 	}
-	cands := mediaconv.Order(mediaCandidates(rt.resp), wantVideo)
+	cands := mediaCandidates(rt)
+	if len(cands) == 0 && !rt.rendered && e.browserOK() {
+		// A player may set its source by script: the page in the
+		// browser shows it, or the requests it makes do.
+		if resp, _, err := e.renderInBrowser(ctx, o, rt); err == nil {
+			rt.resp = resp
+			cands = mediaCandidates(rt)
+		} else {
+			e.log.DebugContext(ctx, "media: browser render failed", "url", logsafe.URL(o.URL), "err", err)
+		}
+	}
+	cands = mediaconv.Order(cands, wantVideo)
 	if len(cands) == 0 {
 		addWarning(doc, "No audio or video was found on the page.")
 		return nil

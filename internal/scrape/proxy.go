@@ -32,6 +32,10 @@ type route struct {
 	proxypool.Route
 	// resp is the answer the attempt's document was made of.
 	resp *fetch.Response
+	// rendered says the browser made resp; media are the media URLs the
+	// page requested there (the audio and video formats).
+	rendered bool
+	media    []string
 }
 
 // route chooses the way out of one attempt of tier.

@@ -107,6 +107,7 @@ var Pages = map[string]string{ //nolint:gochecknoglobals // a fixed table of tes
 	"/page/dash":          DASH,
 	"/page/none":          "",
 	"/page/script-player": MP4,
+	"/page/mse-player":    MP4,
 }
 
 // Serve starts a loopback server for the Set in dir; it is closed when the
@@ -212,6 +213,14 @@ var v = document.createElement("video");
 v.preload = "auto"; v.muted = true;
 v.src = "` + src + `";
 document.getElementById("player").appendChild(v);
+</script>`
+	case "/page/mse-player": // the element plays a blob: only the request names the file
+		body = `<div id="player"></div><script>
+fetch("` + src + `").then(function (r) { return r.blob(); }).then(function (b) {
+  var v = document.createElement("video");
+  v.muted = true; v.src = URL.createObjectURL(b);
+  document.getElementById("player").appendChild(v);
+});
 </script>`
 	}
 	return "<!doctype html><html><head><title>Media page</title>" + head + "</head><body><h1>A page with media</h1>" +
