@@ -27,6 +27,7 @@ type Store interface {
 	CreditBalance(ctx context.Context, teamID string) (store.Balance, error)
 	ChargeCredits(ctx context.Context, c store.Charge) (store.ChargeResult, error)
 	CreditUsageByPeriod(ctx context.Context, teamID string, from, to time.Time, byAPIKey bool) ([]store.UsagePeriod, error)
+	CreditUsageByDay(ctx context.Context, teamID string, from, to time.Time) ([]store.UsagePeriod, error)
 }
 
 // Ledger checks and charges team credits. It is safe for concurrent use.
@@ -156,6 +157,22 @@ func (l *Ledger) History(ctx context.Context, teamID string, byAPIKey bool) ([]s
 	periods, err := l.st.CreditUsageByPeriod(ctx, teamID, time.Time{}, end, byAPIKey)
 	if err != nil {
 		return nil, fmt.Errorf("billing: history: %w", classify(ctx, err))
+	}
+	return periods, nil
+}
+
+// MaxDailyDays is the most days Daily reports.
+const MaxDailyDays = 366
+
+// Daily returns the credits used per UTC day over the last days days
+// (today included, 1 to MaxDailyDays), ascending; days without usage are
+// omitted.
+func (l *Ledger) Daily(ctx context.Context, teamID string, days int) ([]store.UsagePeriod, error) {
+	days = min(max(days, 1), MaxDailyDays)
+	end := l.now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)
+	periods, err := l.st.CreditUsageByDay(ctx, teamID, end.AddDate(0, 0, -days), end)
+	if err != nil {
+		return nil, fmt.Errorf("billing: daily usage: %w", classify(ctx, err))
 	}
 	return periods, nil
 }

@@ -186,6 +186,36 @@ func TestCurrentAndHistory(t *testing.T) {
 	})
 }
 
+// TestDaily: the ledger's per-day usage covers the last N days up to today,
+// and leaves out what is older.
+func TestDaily(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, st fullStore) {
+		ctx := t.Context()
+		l := NewLedger(st, testenv.Logger(t))
+		team := newTeam(t, st, 100)
+		if _, err := l.Charge(ctx, store.Charge{TeamID: team, Credits: 5, Kind: "scrape"}); err != nil {
+			t.Fatal(err)
+		}
+		today := time.Now().UTC().Truncate(24 * time.Hour)
+		got, err := l.Daily(ctx, team, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]store.UsagePeriod{{Start: today, End: today.AddDate(0, 0, 1), Credits: 5}}, got); diff != "" {
+			t.Errorf("Daily mismatch (-want +got):\n%s", diff)
+		}
+		// Seen from 40 days later, today's usage is outside a 30-day window.
+		l.now = func() time.Time { return today.AddDate(0, 0, 40) }
+		if got, err := l.Daily(ctx, team, 30); err != nil || len(got) != 0 {
+			t.Errorf("Daily 40 days later = %+v, %v; want none", got, err)
+		}
+		if got, err := l.Daily(ctx, team, 41); err != nil || len(got) != 1 {
+			t.Errorf("Daily(41) 40 days later = %+v, %v; want today's", got, err)
+		}
+	})
+}
+
 func TestPeriod(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -218,6 +248,10 @@ func (failingStore) ChargeCredits(context.Context, store.Charge) (store.ChargeRe
 }
 
 func (failingStore) CreditUsageByPeriod(context.Context, string, time.Time, time.Time, bool) ([]store.UsagePeriod, error) {
+	return nil, errDriver
+}
+
+func (failingStore) CreditUsageByDay(context.Context, string, time.Time, time.Time) ([]store.UsagePeriod, error) {
 	return nil, errDriver
 }
 

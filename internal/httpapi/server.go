@@ -44,6 +44,7 @@ type Ledger interface {
 	Charge(ctx context.Context, c store.Charge) (store.ChargeResult, error)
 	Current(ctx context.Context, teamID string) (billing.CurrentUsage, error)
 	History(ctx context.Context, teamID string, byAPIKey bool) ([]store.UsagePeriod, error)
+	Daily(ctx context.Context, teamID string, days int) ([]store.UsagePeriod, error)
 }
 
 // Deps are the collaborators of the server.

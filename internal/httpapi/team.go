@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/limits"
+	"github.com/firegate/firegate/internal/store"
 )
 
 // tokensPerCredit converts credits to the token view of usage, as the
@@ -66,18 +69,45 @@ func (s *Server) handleTokenHistory(w http.ResponseWriter, r *http.Request) erro
 	return s.usageHistory(w, r, tokensPerCredit, "tokensUsed")
 }
 
+// defaultUsageDays is how many days period=day reports without days.
+const defaultUsageDays = 30
+
 // usageHistory writes the team's usage per billing period (per API key
-// with byApiKey=true), multiplied by unit, under usedKey.
+// with byApiKey=true), multiplied by unit, under usedKey. With period=day
+// (this server's extension, for the console's chart) it is the usage per
+// UTC day of the last days days (default 30), days without usage left out.
 func (s *Server) usageHistory(w http.ResponseWriter, r *http.Request, unit int64, usedKey string) error {
 	ctx := r.Context()
 	t := teamFrom(ctx)
 	if err := s.rateLimited(ctx, t, limits.ClassStatus); err != nil {
 		return err
 	}
+	q := r.URL.Query()
+	daily := false
+	days := defaultUsageDays
+	switch q.Get("period") {
+	case "", "month":
+	case "day":
+		daily = true
+		if q.Has("days") {
+			n, err := strconv.Atoi(q.Get("days"))
+			if err != nil || n < 1 || n > billing.MaxDailyDays {
+				return badQuery("days", fmt.Sprintf("days must be an integer from 1 to %d", billing.MaxDailyDays))
+			}
+			days = n
+		}
+	default:
+		return badQuery("period", "period must be month (the default) or day")
+	}
 	periods := []map[string]any{}
 	if s.ledger != nil && !t.Unlimited {
-		byKey := r.URL.Query().Get("byApiKey") == "true"
-		ps, err := s.ledger.History(ctx, t.ID, byKey)
+		var ps []store.UsagePeriod
+		var err error
+		if daily {
+			ps, err = s.ledger.Daily(ctx, t.ID, days)
+		} else {
+			ps, err = s.ledger.History(ctx, t.ID, q.Get("byApiKey") == "true")
+		}
 		if err != nil {
 			return err
 		}

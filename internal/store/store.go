@@ -51,6 +51,8 @@ type Store interface {
 	TeamByName(ctx context.Context, name string) (Team, error)
 	// TeamByID returns the team or ErrNotFound.
 	TeamByID(ctx context.Context, id string) (Team, error)
+	// ListTeams returns every team, by name.
+	ListTeams(ctx context.Context) ([]Team, error)
 	// CreateAPIKey stores a key hash for a team; ErrConflict if the hash exists
 	// (even revoked), ErrNotFound if the team does not exist.
 	CreateAPIKey(ctx context.Context, teamID string, hash []byte, prefix string) (APIKey, error)
@@ -93,6 +95,10 @@ type Store interface {
 	// are also split by API key (ascending key id, "" first). Months without
 	// usage are omitted. ErrNotFound if the team does not exist.
 	CreditUsageByPeriod(ctx context.Context, teamID string, from, to time.Time, byAPIKey bool) ([]UsagePeriod, error)
+	// CreditUsageByDay sums a team's recorded usage per calendar day (UTC)
+	// whose start lies in [from, to), ascending; days without usage are
+	// omitted. ErrNotFound if the team does not exist.
+	CreditUsageByDay(ctx context.Context, teamID string, from, to time.Time) ([]UsagePeriod, error)
 
 	// TeamLimits returns a team's limit overrides (the zero value when none
 	// were set); ErrNotFound if the team does not exist.
@@ -168,8 +174,8 @@ type Usage struct {
 	CreatedAt      time.Time
 }
 
-// UsagePeriod is the credits used in one billing period [Start, End): a
-// calendar month in UTC.
+// UsagePeriod is the credits used in one period [Start, End): a billing
+// period (a calendar month in UTC), or a day (UTC) for CreditUsageByDay.
 type UsagePeriod struct {
 	Start, End time.Time
 	APIKeyID   string // only when grouped by key; "" for usage without one

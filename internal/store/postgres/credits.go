@@ -235,6 +235,40 @@ func (s *Store) CreditUsageByPeriod(ctx context.Context, teamID string, from, to
 	return periods, nil
 }
 
+// CreditUsageByDay sums a team's usage created in [from, to) per calendar
+// day (UTC).
+func (s *Store) CreditUsageByDay(ctx context.Context, teamID string, from, to time.Time) ([]store.UsagePeriod, error) {
+	team, err := parseID(teamID)
+	if err != nil {
+		return nil, fmt.Errorf("store: credit usage by day: %w", err)
+	}
+	if _, err := balance(ctx, s.pool, team); err != nil {
+		return nil, fmt.Errorf("store: credit usage by day: %w", err)
+	}
+	rows, err := s.pool.Query(ctx,
+		`SELECT date_trunc('day', created_at, 'UTC') AS day, sum(credits)::bigint
+		FROM credit_usage
+		WHERE team_id = $1 AND created_at >= $2 AND created_at < $3
+		GROUP BY 1
+		ORDER BY 1`, team, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("store: credit usage by day: %w", mapErr(err))
+	}
+	days, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.UsagePeriod, error) {
+		var p store.UsagePeriod
+		if err := row.Scan(&p.Start, &p.Credits); err != nil {
+			return p, err
+		}
+		p.Start = p.Start.UTC()
+		p.End = p.Start.AddDate(0, 0, 1)
+		return p, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: credit usage by day: %w", mapErr(err))
+	}
+	return days, nil
+}
+
 const usageColumns = `id, team_id, api_key_id, credits, kind, idempotency_key, created_at`
 
 func scanUsage(row pgx.Row) (store.Usage, error) {

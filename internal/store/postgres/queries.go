@@ -77,6 +77,19 @@ func (s *Store) TeamByID(ctx context.Context, id string) (store.Team, error) {
 	return t, nil
 }
 
+// ListTeams returns every team, by name.
+func (s *Store) ListTeams(ctx context.Context) ([]store.Team, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, name, created_at FROM teams ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list teams: %w", mapErr(err))
+	}
+	teams, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Team, error) { return scanTeam(row) })
+	if err != nil {
+		return nil, fmt.Errorf("store: list teams: %w", mapErr(err))
+	}
+	return teams, nil
+}
+
 // CreateAPIKey stores a key hash for a team; store.ErrConflict if the hash
 // exists, store.ErrNotFound if the team does not.
 func (s *Store) CreateAPIKey(ctx context.Context, teamID string, hash []byte, prefix string) (store.APIKey, error) {

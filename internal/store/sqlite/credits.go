@@ -233,6 +233,50 @@ func (s *Store) CreditUsageByPeriod(ctx context.Context, teamID string, from, to
 	return periods, nil
 }
 
+// CreditUsageByDay sums a team's usage created in [from, to) per calendar
+// day (UTC).
+func (s *Store) CreditUsageByDay(ctx context.Context, teamID string, from, to time.Time) ([]store.UsagePeriod, error) {
+	team, err := parseID(teamID)
+	if err != nil {
+		return nil, fmt.Errorf("store: credit usage by day: %w", err)
+	}
+	if _, err := balance(ctx, s.read, team); err != nil {
+		return nil, fmt.Errorf("store: credit usage by day: %w", err)
+	}
+	// Stored times are fixed-width UTC text: the first 10 characters are
+	// the day.
+	rows, err := s.read.QueryContext(ctx,
+		`SELECT substr(created_at, 1, 10) AS day, sum(credits)
+		FROM credit_usage
+		WHERE team_id = ?1 AND created_at >= ?2 AND created_at < ?3
+		GROUP BY 1
+		ORDER BY 1`, team, formatTime(from), formatTime(to))
+	if err != nil {
+		return nil, fmt.Errorf("store: credit usage by day: %w", mapErr(err))
+	}
+	defer rows.Close()
+	days := []store.UsagePeriod{}
+	for rows.Next() {
+		var (
+			day string
+			p   store.UsagePeriod
+		)
+		if err := rows.Scan(&day, &p.Credits); err != nil {
+			return nil, fmt.Errorf("store: credit usage by day: %w", err)
+		}
+		start, err := time.Parse(time.DateOnly, day)
+		if err != nil {
+			return nil, fmt.Errorf("store: credit usage by day: bad stored day %q: %w", day, err)
+		}
+		p.Start, p.End = start.UTC(), start.UTC().AddDate(0, 0, 1)
+		days = append(days, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: credit usage by day: %w", mapErr(err))
+	}
+	return days, nil
+}
+
 const usageColumns = `id, team_id, api_key_id, credits, kind, idempotency_key, created_at`
 
 func scanUsage(row scanner) (store.Usage, error) {

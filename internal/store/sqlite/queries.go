@@ -89,6 +89,27 @@ func (s *Store) TeamByID(ctx context.Context, id string) (store.Team, error) {
 	return t, nil
 }
 
+// ListTeams returns every team, by name.
+func (s *Store) ListTeams(ctx context.Context) ([]store.Team, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id, name, created_at FROM teams ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("store: list teams: %w", mapErr(err))
+	}
+	defer rows.Close()
+	teams := []store.Team{}
+	for rows.Next() {
+		t, err := scanTeam(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list teams: %w", err)
+		}
+		teams = append(teams, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list teams: %w", mapErr(err))
+	}
+	return teams, nil
+}
+
 // CreateAPIKey stores a key hash for a team; store.ErrConflict if the hash
 // exists, store.ErrNotFound if the team does not.
 func (s *Store) CreateAPIKey(ctx context.Context, teamID string, hash []byte, prefix string) (store.APIKey, error) {

@@ -130,6 +130,10 @@ func testCreditsNotFound(t *testing.T, s store.Store) {
 				_, err := s.CreditUsageByPeriod(ctx, id, time.Time{}, time.Now(), false)
 				return err
 			}},
+			{"CreditUsageByDay", func() error {
+				_, err := s.CreditUsageByDay(ctx, id, time.Time{}, time.Now())
+				return err
+			}},
 		}
 		for _, c := range calls {
 			checkErr(t, fmt.Sprintf("%s(%q)", c.name, id), c.call(), store.ErrNotFound)
@@ -418,5 +422,56 @@ func testCreditUsageByPeriod(t *testing.T, s store.Store) {
 				t.Errorf("CreditUsageByPeriod mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func testCreditUsageByDay(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	team, other := mustTeam(t, s, "t"), mustTeam(t, s, "other")
+	key := mustKey(t, s, team.ID)
+	before := time.Now().UTC().Truncate(24 * time.Hour)
+	for _, c := range []store.Charge{
+		{TeamID: team.ID, Credits: 1, Kind: "scrape"},
+		{TeamID: team.ID, Credits: 2, Kind: "scrape", APIKeyID: key.ID},
+		{TeamID: team.ID, Credits: 4, Kind: "crawl"},
+		{TeamID: other.ID, Credits: 100, Kind: "scrape"},
+	} {
+		if _, err := s.ChargeCredits(ctx, c); err != nil {
+			t.Fatalf("ChargeCredits(%+v): %v", c, err)
+		}
+	}
+	after := time.Now().UTC().Truncate(24 * time.Hour)
+	got, err := s.CreditUsageByDay(ctx, team.ID, before.AddDate(0, 0, -30), after.AddDate(0, 0, 1))
+	if err != nil {
+		t.Fatalf("CreditUsageByDay: %v", err)
+	}
+	if before.Equal(after) {
+		want := []store.UsagePeriod{{Start: before, End: before.AddDate(0, 0, 1), Credits: 7}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("CreditUsageByDay mismatch (-want +got):\n%s", diff)
+		}
+	} else { // the charges straddled midnight: two days, 7 credits in all
+		var sum int64
+		for _, p := range got {
+			sum += p.Credits
+			if !p.End.Equal(p.Start.AddDate(0, 0, 1)) || !p.Start.Equal(p.Start.Truncate(24*time.Hour)) {
+				t.Errorf("period %v..%v is not one UTC day", p.Start, p.End)
+			}
+		}
+		if sum != 7 {
+			t.Errorf("CreditUsageByDay sums to %d credits, want 7: %+v", sum, got)
+		}
+	}
+	for _, w := range []struct {
+		name     string
+		from, to time.Time
+	}{
+		{"before", before.AddDate(0, 0, -30), before},
+		{"after", after.AddDate(0, 0, 1), after.AddDate(0, 0, 30)},
+	} {
+		got, err := s.CreditUsageByDay(ctx, team.ID, w.from, w.to)
+		if err != nil || len(got) != 0 {
+			t.Errorf("%s: CreditUsageByDay = %+v, %v; want none", w.name, got, err)
+		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,6 +63,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ConcurrentChargesRunOut", testConcurrentChargesRunOut},
 		{"ConcurrentIdempotentCharges", testConcurrentIdempotentCharges},
 		{"CreditUsageByPeriod", testCreditUsageByPeriod},
+		{"CreditUsageByDay", testCreditUsageByDay},
+		{"ListTeams", testListTeams},
 		{"TeamLimits", testTeamLimits},
 		{"TeamLimitsNotFound", testTeamLimitsNotFound},
 		{"ProfileState", testProfileState},
@@ -492,5 +496,23 @@ func testCanceledContext(t *testing.T, s store.Store) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkErr(t, tt.name, tt.call(), context.Canceled)
 		})
+	}
+}
+
+func testListTeams(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	empty, err := s.ListTeams(ctx)
+	if err != nil {
+		t.Fatalf("ListTeams: %v", err)
+	}
+	b, a := mustTeam(t, s, "bravo"), mustTeam(t, s, "alpha")
+	got, err := s.ListTeams(ctx)
+	if err != nil {
+		t.Fatalf("ListTeams: %v", err)
+	}
+	want := append(append([]store.Team{}, empty...), a, b) // a fresh store has no team; sorted by name
+	slices.SortFunc(want, func(x, y store.Team) int { return strings.Compare(x.Name, y.Name) })
+	if diff := cmp.Diff(want, got, cmpopts.EquateApproxTime(time.Millisecond)); diff != "" {
+		t.Errorf("ListTeams mismatch (-want +got):\n%s", diff)
 	}
 }
