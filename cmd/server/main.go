@@ -40,6 +40,7 @@ import (
 	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/catalog"
+	"github.com/firegate/firegate/internal/console"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/fetch"
@@ -604,6 +605,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Version: version(), Log: log})
 	api = httpapi.New(httpapi.Deps{
 		MCP:              mcpServer,
+		Console:          console.New(console.Options{PublicURL: cfg.PublicURL}),
 		Jobs:             jobsRT.runner,
 		JobStore:         jobsRT.store,
 		Agents:           jobsRT.agents,

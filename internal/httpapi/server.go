@@ -129,6 +129,11 @@ type Deps struct {
 	// MCP serves /mcp (the MCP server) behind the same key check as /v2;
 	// nil: no /mcp route.
 	MCP http.Handler
+	// Console serves the web console at /console and /console/*, outside
+	// the key check (its page calls /v2 with the key the user gives); nil:
+	// no console.
+	Console http.Handler
+
 	Log *slog.Logger
 }
 
@@ -272,6 +277,10 @@ func New(d Deps) *Server {
 	})
 	if d.MCP != nil {
 		r.With(s.limitBody, s.authenticate).Handle("/mcp", withoutRoute(d.MCP))
+	}
+	if d.Console != nil {
+		r.Handle("/console", d.Console)
+		r.Handle("/console/*", d.Console)
 	}
 	s.v1Routes(r)
 	s.router = r

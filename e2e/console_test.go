@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/firegate/firegate/internal/console/consoletest"
+)
+
+// crawlSite is a three-page site for the console's crawl.
+func crawlSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/":
+			io.WriteString(w, `<html><head><title>Home</title></head><body><main><h1>Home</h1><p>Start here and read on.</p><a href="/one">one</a> <a href="/two">two</a></main></body></html>`)
+		case "/one", "/two":
+			fmt.Fprintf(w, `<html><head><title>%s</title></head><body><main><h1>Page %s</h1><p>Some words of page %s.</p><a href="/">home</a></main></body></html>`, r.URL.Path, r.URL.Path, r.URL.Path)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestConsole drives the web console of the built server in Chromium:
+// sign in, the credit figure, a playground scrape with its markdown and
+// screenshot shown, and a crawl started from the console whose progress
+// bar reaches completion.
+func TestConsole(t *testing.T) {
+	site := targetSite(t)
+	pages := crawlSite(t)
+	srv := startServer(t)
+	srv.cli(t, "credits", "set", "--team", "default", "--amount", "500")
+	b := consoletest.New(t, 3*time.Minute)
+	b.Open(srv.url + "/console")
+	b.SignIn(testKey, "")
+	b.WaitText("#credits-left", "500")
+	b.WaitText("#credits-plan", "of 500 granted")
+
+	b.Click(`#nav [data-view="playground"]`)
+	b.Type("#pg-url", site.URL+"/article")
+	b.Click(`#pg-form input[value="screenshot"]`)
+	consoletest.Wait[bool](b, `document.getElementById('pg-curl').textContent.includes('"screenshot"')`, 5*time.Second)
+	b.Click("#pg-run")
+	b.WaitText("#pg-markdown h1", "The Lighthouse Keeper")
+	b.WaitText("#pg-markdown", "For forty years she kept the lamp burning")
+	// The screenshot is shown: the image loaded from the server's /media.
+	if w := consoletest.Wait[int](b, `(() => { const i = document.querySelector('#pg-screenshot'); return i && i.complete && i.naturalWidth; })()`, 30*time.Second); w < 100 {
+		t.Errorf("screenshot shown %d px wide", w)
+	}
+	b.Click(`.subtab[data-pane="raw"]`)
+	b.WaitText("#pg-raw", `"success": true`)
+
+	b.Click(`#nav [data-view="jobs"]`)
+	b.Type("#crawl-url", pages.URL+"/")
+	b.Type("#crawl-limit", "3")
+	b.Click("#crawl-form button[type=submit]")
+	b.WaitText("#jobs-msg", "started")
+	b.WaitTextFor("#jobs tbody tr .status", "completed", 90*time.Second)
+	got := b.WaitText("#jobs tbody tr .count", "3 / 3")
+	if v := consoletest.Eval[float64](b, `document.querySelector('#jobs tbody tr progress').value`); v != 100 {
+		t.Errorf("progress bar at %v (%s), want 100", v, got)
+	}
+
+	// The overview now counts what the scrape and the crawl used.
+	b.Click(`#nav [data-view="overview"]`)
+	b.WaitText("#credits-left", "496") // 1 for the scrape, 3 for the crawl's pages
+	b.WaitText("#activity tbody", "crawl")
+	if n := consoletest.Eval[int](b, `document.querySelectorAll('#chart rect.bar[data-credits]:not([data-credits="0"])').length`); n != 1 {
+		t.Errorf("%d days with usage in the chart, want 1 (today)", n)
+	}
+	b.NoCSPViolations()
+}
