@@ -285,23 +285,39 @@ func (s *Service) DomainTools(pageURL string) []map[string]any {
 	return out
 }
 
+// Category is one category of the catalog's providers.
+type Category struct {
+	Name      string
+	Providers []string // the providers' names, in catalog order
+}
+
+// Categories lists the providers' categories in the order they first
+// appear.
+func (s *Service) Categories() []Category {
+	var out []Category
+	index := map[string]int{}
+	for _, p := range s.Catalog().Providers {
+		for _, c := range p.Categories {
+			i, ok := index[c]
+			if !ok {
+				i = len(out)
+				index[c] = i
+				out = append(out, Category{Name: c})
+			}
+			out[i].Providers = append(out[i].Providers, p.Name)
+		}
+	}
+	return out
+}
+
 // findCategories lists the providers' categories with how many providers
 // are in each; next lists those providers.
 func (s *Service) findCategories(o findOptions) map[string]any {
-	count := map[string]int{}
-	var order []string
-	for _, p := range s.Catalog().Providers {
-		for _, c := range p.Categories {
-			if count[c] == 0 {
-				order = append(order, c)
-			}
-			count[c]++
-		}
-	}
-	items := make([]map[string]any, 0, len(order))
-	for _, c := range order {
-		items = append(items, map[string]any{"id": c, "name": c, "providers": count[c],
-			"next": nextCall(findOptions{Level: "providers", Categories: []string{c}})})
+	cats := s.Categories()
+	items := make([]map[string]any, 0, len(cats))
+	for _, c := range cats {
+		items = append(items, map[string]any{"id": c.Name, "name": c.Name, "providers": len(c.Providers),
+			"next": nextCall(findOptions{Level: "providers", Categories: []string{c.Name}})})
 	}
 	limit := o.Limit
 	if limit <= 0 {

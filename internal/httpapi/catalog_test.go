@@ -693,6 +693,20 @@ func TestCatalogFindToolsAndDomainTools(t *testing.T) {
 	if d = find(`{"level":"categories"}`); fmt.Sprint(d["items"]) != "[map[id:weather name:weather next:map[capability:find-tools options:map[categories:[weather] level:providers] provider:firecrawl] providers:1]]" {
 		t.Errorf("categories: %v", d)
 	}
+	// firecrawl_find_tools without arguments reads the categories at
+	// GET /exchange/discover.
+	req, _ := http.NewRequest(http.MethodGet, f.srv.URL+"/exchange/discover", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var disc map[string]any
+	json.NewDecoder(resp.Body).Decode(&disc)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || fmt.Sprint(disc["cohorts"]) != "[map[about:Providers: weather cohort:weather providers:1]]" {
+		t.Errorf("exchange/discover: %d %v", resp.StatusCode, disc)
+	}
 	status, _, _, got := f.post(t, key, "", `{"catalog":{"provider":"firecrawl","capability":"find-tools","options":{"query":""}}}`)
 	if status != 400 {
 		t.Errorf("empty query: %d %v", status, got)

@@ -282,6 +282,9 @@ func New(d Deps) *Server {
 		r.Handle("/console", d.Console)
 		r.Handle("/console/*", d.Console)
 	}
+	// firecrawl-mcp's catalog categories (firecrawl_find_tools without
+	// arguments).
+	r.With(s.authenticate).Get("/exchange/discover", s.handle(s.handleExchangeDiscover))
 	s.v1Routes(r)
 	s.router = r
 	return s
