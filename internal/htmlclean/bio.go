@@ -39,6 +39,11 @@ func removeAuthorBios(root *html.Node, pk pageKind) {
 	}
 	var bios []*html.Node
 	seen := 0
+	// inTail reports whether a block after seen bytes of text may end in
+	// the tail: a block of at most maxBioText, the most a bio holds.
+	// Before that, leaf blocks need not be measured: their text nodes are
+	// counted on the way down, as their length would be.
+	inTail := func(seen int) bool { return float64(total-seen-maxBioText) <= bioTailShare*float64(total) }
 	for n := root; n != nil; {
 		if n.Type == html.TextNode {
 			k, _ := nonSpace(n.Data)
@@ -46,7 +51,7 @@ func removeAuthorBios(root *html.Node, pk pageKind) {
 			n = next(n, root, false)
 			continue
 		}
-		if n != root && n.Type == html.ElementNode && isBlock(n.DataAtom) && !hasBlockChild(n) {
+		if n != root && n.Type == html.ElementNode && isBlock(n.DataAtom) && inTail(seen) && !hasBlockChild(n) {
 			l := textLen(n)
 			if l > 0 && l <= maxBioText && 2*l <= total && float64(total-seen-l) <= bioTailShare*float64(total) {
 				raw, _ := shortText(n, maxBioText)

@@ -86,10 +86,11 @@ func CleanReport(doc *html.Node, opts Options) (*html.Node, Report, error) {
 		return root, rep, nil
 	}
 	visible := 0
+	pg := newPage(pk)
 	if opts.Reparse != nil {
-		visible = visibleLen(root, newPage(pk))
+		visible = visibleLen(root, pg)
 	}
-	mainContent(root, pk)
+	mainContent(root, pg)
 	if opts.Reparse == nil {
 		return root, rep, nil
 	}
@@ -211,6 +212,7 @@ func alwaysRemoved(a atom.Atom) bool {
 // basic removes unwanted elements and comments, resolves URLs and
 // responsive images, in one walk over the whole document.
 func basic(doc *html.Node, base *url.URL) {
+	r := newResolver(base)
 	for n := doc; n != nil; {
 		switch n.Type {
 		case html.CommentNode:
@@ -230,12 +232,12 @@ func basic(doc *html.Node, base *url.URL) {
 				n = next(n, doc, true)
 				continue
 			case atom.Img:
-				fixImage(n, base)
+				fixImage(n, r)
 			case atom.Picture:
-				fixPicture(n, base)
+				fixPicture(n, r)
 			}
 			if base != nil {
-				resolveAttrs(n, base)
+				resolveAttrs(n, r)
 			}
 		}
 		n = next(n, doc, false)
@@ -250,14 +252,60 @@ func isURLAttr(key string) bool {
 	return false
 }
 
-func resolveAttrs(n *html.Node, base *url.URL) {
+func resolveAttrs(n *html.Node, r *resolver) {
 	for i := range n.Attr {
 		a := &n.Attr[i]
 		if a.Namespace != "" || !isURLAttr(a.Key) {
 			continue
 		}
-		a.Val = resolve(base, a.Val)
+		a.Val = r.resolve(a.Val)
 	}
+}
+
+// resolver is resolve for one base, with a fast path for the references
+// most pages are made of: an absolute path of unreserved characters
+// ("/story/12", "/img/a-1.jpg"), which net/url resolves to the base's
+// scheme and host followed by the path unchanged.
+type resolver struct {
+	base *url.URL
+	// origin is "scheme://host" of base when the fast path applies (a
+	// base with a scheme and a host, no user information), else "".
+	origin string
+}
+
+func newResolver(base *url.URL) *resolver {
+	r := &resolver{base: base}
+	if base != nil && base.Scheme != "" && base.Host != "" && base.Opaque == "" && base.User == nil {
+		r.origin = (&url.URL{Scheme: base.Scheme, Host: base.Host}).String()
+	}
+	return r
+}
+
+func (r *resolver) resolve(ref string) string {
+	if r.origin != "" {
+		if p := strings.TrimSpace(ref); plainAbsPath(p) {
+			return r.origin + p
+		}
+	}
+	return resolve(r.base, ref)
+}
+
+// plainAbsPath reports an absolute path ("/a/b", not "//host") made of
+// letters, digits, '-', '_', '~', '.' and '/' only, with no dot segment (no
+// "/." at all): net/url neither escapes nor rewrites it.
+func plainAbsPath(p string) bool {
+	if p == "" || p[0] != '/' || len(p) > 1 && p[1] == '/' || strings.Contains(p, "/.") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '_', c == '~', c == '.', c == '/':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // resolve makes ref absolute against base; values that already carry a
@@ -322,7 +370,7 @@ func delAttr(n *html.Node, keys ...string) {
 
 // fixImage applies lazy-loading attributes and resolves srcset to the
 // largest candidate, stored in src.
-func fixImage(n *html.Node, base *url.URL) {
+func fixImage(n *html.Node, r *resolver) {
 	src, _ := htmlattr.Lookup(n, "src")
 	if lazy, ok := htmlattr.Lookup(n, "data-src"); ok && strings.TrimSpace(lazy) != "" &&
 		(strings.TrimSpace(src) == "" || strings.HasPrefix(src, "data:")) {
@@ -335,7 +383,7 @@ func fixImage(n *html.Node, base *url.URL) {
 	}
 	if ok {
 		if best, _ := largest(set); best != "" {
-			setAttr(n, "src", resolve(base, best))
+			setAttr(n, "src", r.resolve(best))
 		}
 		delAttr(n, "srcset", "sizes", "data-srcset")
 	}
@@ -343,7 +391,7 @@ func fixImage(n *html.Node, base *url.URL) {
 
 // fixPicture picks the largest candidate among a <picture>'s sources and its
 // <img>, puts it in the img's src and drops the <source> elements.
-func fixPicture(p *html.Node, base *url.URL) {
+func fixPicture(p *html.Node, r *resolver) {
 	var img *html.Node
 	best, bestSize := "", -1.0
 	consider := func(set string) {
@@ -377,7 +425,7 @@ func fixPicture(p *html.Node, base *url.URL) {
 		consider(s)
 	}
 	if best != "" {
-		setAttr(img, "src", resolve(base, best))
+		setAttr(img, "src", r.resolve(best))
 		delAttr(img, "srcset", "sizes", "data-srcset")
 	}
 	for _, s := range sources {

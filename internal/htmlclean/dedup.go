@@ -1,6 +1,7 @@
 package htmlclean
 
 import (
+	"bytes"
 	"strings"
 
 	"golang.org/x/net/html"
@@ -52,6 +53,12 @@ func removeDuplicateBlocks(root, grid *html.Node, pg *page) {
 			n = next(n, root, false)
 			continue
 		}
+		// The collapsed text has no more non-space bytes than the text
+		// under n: a short block is not worth building it.
+		if textLen(n) < min {
+			n = next(n, root, true)
+			continue
+		}
 		t := strings.Join(strings.Fields(textOf(n)), " ")
 		if nonSpaceLen(t) >= min {
 			if seen[t] {
@@ -87,6 +94,7 @@ const maxReplyTitle = 160
 // repeat the title, not the posts.
 func removeReplyTitles(root *html.Node) {
 	replies := map[string][]*html.Node{}
+	var rawBuf, lineBuf [256]byte
 	for n := root; n != nil; {
 		if n.Type != html.ElementNode || !isBlock(n.DataAtom) {
 			n = next(n, root, false)
@@ -94,13 +102,13 @@ func removeReplyTitles(root *html.Node) {
 		}
 		// shortText looks at 32 nodes at most, so hasBlockChild after it
 		// does too.
-		raw, ok := shortText(n, maxReplyTitle)
+		raw, ok := appendShortText(rawBuf[:0], n, maxReplyTitle)
 		if !ok || hasBlockChild(n) {
 			n = next(n, root, false)
 			continue
 		}
-		if t := strings.ToLower(strings.Join(strings.Fields(raw), " ")); len(t) > 4 && strings.HasPrefix(t, "re:") {
-			replies[t] = append(replies[t], n)
+		if t := appendLine(lineBuf[:0], raw); len(t) > 4 && bytes.HasPrefix(t, []byte("re:")) {
+			replies[string(t)] = append(replies[string(t)], n)
 		}
 		n = next(n, root, true)
 	}

@@ -289,8 +289,8 @@ func ld(f *frame) float64 {
 	return float64(f.link) / float64(f.text)
 }
 
-func mainContent(root *html.Node, pk pageKind) {
-	pg := newPage(pk)
+func mainContent(root *html.Node, pg *page) {
+	pk := pg.kind
 	anchor, total, main, lds := findAnchor(root, pg)
 	if pk != kindProduct {
 		// (A product page's e-mail box, "Notify me when back in stock",

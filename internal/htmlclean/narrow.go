@@ -1,7 +1,10 @@
 package htmlclean
 
 import (
+	"bytes"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -243,16 +246,16 @@ func isPostControlLink(n *html.Node) bool {
 
 // isCTALink reports a link whose whole text is a call to action.
 func isCTALink(n *html.Node) bool {
-	raw, ok := shortText(n, 40)
+	var rawBuf, lineBuf [128]byte
+	raw, ok := appendShortText(rawBuf[:0], n, 40)
 	if !ok {
 		return false
 	}
-	t := strings.ToLower(strings.Join(strings.Fields(raw), " "))
-	t = strings.Trim(t, " →»›>←«‹<!.:-–—↑↓")
+	t := bytes.Trim(appendLine(lineBuf[:0], raw), " →»›>←«‹<!.:-–—↑↓")
 	// An author's archive link under the article ("View all posts by
 	// Ann Smith").
-	return ctaPhrases[t] || strings.HasPrefix(t, "view all posts by ") || strings.HasPrefix(t, "check price at ") ||
-		commentCount.MatchString(t)
+	return ctaPhrases[string(t)] || bytes.HasPrefix(t, []byte("view all posts by ")) || bytes.HasPrefix(t, []byte("check price at ")) ||
+		commentCount.mayStartWith(t) && commentCount.MatchString(string(t))
 }
 
 // isPostNumberLink reports a link whose whole text is a post's number in
@@ -491,9 +494,13 @@ func holds(b, n *html.Node) bool {
 // lineText is the lower-case text of a short block, its white space
 // collapsed.
 func lineText(b *html.Node) string {
-	raw, _ := shortText(b, 1<<20)
-	l := strings.ToLower(strings.Join(strings.Fields(raw), " "))
-	return strings.ReplaceAll(l, " :", ":")
+	var rawBuf, lineBuf [256]byte
+	raw, _ := appendShortText(rawBuf[:0], b, 1<<20)
+	l := appendLine(lineBuf[:0], raw)
+	if bytes.Contains(l, []byte(" :")) {
+		l = bytes.ReplaceAll(l, []byte(" :"), []byte(":"))
+	}
+	return string(l)
 }
 
 // posterField matches, on a thread, the lower-case fields of a poster's
@@ -587,11 +594,18 @@ func firstText(n *html.Node) *html.Node {
 // shortText is the text under n when it has at most limit non-space bytes
 // in at most 32 nodes; it looks no further (nested links stay linear).
 func shortText(n *html.Node, limit int) (string, bool) {
-	var b strings.Builder
+	b, ok := appendShortText(nil, n, limit)
+	return string(b), ok
+}
+
+// appendShortText appends shortText's text to buf (buf unchanged when it
+// reports false).
+func appendShortText(buf []byte, n *html.Node, limit int) ([]byte, bool) {
+	start := len(buf)
 	size, nodes := 0, 0
 	for c := n; c != nil; {
 		if nodes++; nodes > 32 {
-			return "", false
+			return buf[:start], false
 		}
 		if c != n && c.Type == html.ElementNode && (c.DataAtom == atom.Select || c.DataAtom == atom.Textarea || c.DataAtom == atom.Button) {
 			// Not shown as text (the markdown leaves them out).
@@ -601,14 +615,49 @@ func shortText(n *html.Node, limit int) (string, bool) {
 		if c.Type == html.TextNode {
 			k, _ := nonSpace(c.Data)
 			if size += k; size > limit {
-				return "", false
+				return buf[:start], false
 			}
-			b.WriteString(c.Data)
-			b.WriteByte(' ')
+			buf = append(buf, c.Data...)
+			buf = append(buf, ' ')
 		}
 		c = next(c, n, false)
 	}
-	return b.String(), true
+	return buf, true
+}
+
+// appendLine appends to buf the lower-case text of raw with its white
+// space collapsed, strings.ToLower(strings.Join(strings.Fields(raw), " "))
+// without the strings in between: the key the rules look short texts up
+// by.
+func appendLine(buf, raw []byte) []byte {
+	space := false
+	start := len(buf)
+	for i := 0; i < len(raw); {
+		r, w := rune(raw[i]), 1
+		if r >= utf8.RuneSelf {
+			r, w = utf8.DecodeRune(raw[i:])
+		}
+		i += w
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && len(buf) > start {
+			buf = append(buf, ' ')
+		}
+		space = false
+		switch {
+		case 'A' <= r && r <= 'Z':
+			buf = append(buf, byte(r)+'a'-'A')
+		case r < utf8.RuneSelf:
+			buf = append(buf, byte(r))
+		default:
+			// An invalid byte decodes to utf8.RuneError and is written
+			// as U+FFFD, as strings.ToLower writes it.
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+		}
+	}
+	return buf
 }
 
 func nonSpaceLen(s string) int {

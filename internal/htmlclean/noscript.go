@@ -19,25 +19,7 @@ const minNoscriptText = 200
 // their content server-side are left alone.
 func expandNoscript(root *html.Node) {
 	var nos []*html.Node
-	visible := 0
-	for n := root; n != nil; {
-		if n.Type == html.ElementNode {
-			switch n.DataAtom {
-			case atom.Noscript:
-				nos = append(nos, n)
-				n = next(n, root, true)
-				continue
-			case atom.Script, atom.Style, atom.Template, atom.Svg, atom.Math:
-				n = next(n, root, true)
-				continue
-			}
-		}
-		if n.Type == html.TextNode {
-			t, _ := nonSpace(n.Data)
-			visible += t
-		}
-		n = next(n, root, false)
-	}
+	scriptlessText(root, func(n *html.Node) { nos = append(nos, n) })
 	if len(nos) == 0 {
 		return
 	}
@@ -66,7 +48,9 @@ func expandNoscript(root *html.Node) {
 			hidden += t
 		}
 	}
-	if hidden <= visible {
+	// The body's own text is counted only when there is a fallback to
+	// weigh it against (most noscripts hold a tracking image).
+	if hidden == 0 || hidden <= scriptlessText(root, nil) {
 		return
 	}
 	for _, fb := range fbs {
@@ -75,6 +59,34 @@ func expandNoscript(root *html.Node) {
 		}
 		fb.at.Parent.RemoveChild(fb.at)
 	}
+}
+
+// scriptlessText is the non-space text of root outside noscripts, scripts,
+// styles, templates, svg and math; each noscript is given to noscript
+// (when not nil) instead.
+func scriptlessText(root *html.Node, noscript func(*html.Node)) int {
+	visible := 0
+	for n := root; n != nil; {
+		if n.Type == html.ElementNode {
+			switch n.DataAtom {
+			case atom.Noscript:
+				if noscript != nil {
+					noscript(n)
+				}
+				n = next(n, root, true)
+				continue
+			case atom.Script, atom.Style, atom.Template, atom.Svg, atom.Math:
+				n = next(n, root, true)
+				continue
+			}
+		}
+		if n.Type == html.TextNode && noscript == nil {
+			t, _ := nonSpace(n.Data)
+			visible += t
+		}
+		n = next(n, root, false)
+	}
+	return visible
 }
 
 // textSize is the non-space text of n outside scripts and styles.

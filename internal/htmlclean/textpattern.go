@@ -40,8 +40,12 @@ type textPattern struct {
 		alive, match2 [2]uint64 // bit c: second byte c
 	}
 	// literals: every match holds one of them (nil: no such set is
-	// known); a text holding none cannot match.
-	literals []string
+	// known); a text holding none cannot match. strongLiterals: they are
+	// few and long enough to be looked for before the first step (a
+	// weak set, "t" or nine words, is looked for only in a text still
+	// alive after literalCheckAt bytes).
+	literals       []string
+	strongLiterals bool
 }
 
 // maxThreads bounds the threads a textPattern steps at once; an expression
@@ -63,6 +67,10 @@ func mustTextPattern(expr string) *textPattern {
 	}
 	p.prog = prog
 	p.literals = requiredLiterals(sre.Simplify())
+	p.strongLiterals = len(p.literals) > 0 && len(p.literals) <= 2
+	for _, l := range p.literals {
+		p.strongLiterals = p.strongLiterals && len(l) >= 4
+	}
 	p.anchored = prog.StartCond()&syntax.EmptyBeginText != 0
 	if !p.anchored {
 		return p
@@ -104,6 +112,11 @@ func (p *textPattern) secondBytes(b byte) {
 		}
 	}
 }
+
+// literalCheckAt is the position at which a text still being matched is
+// checked for the pattern's literals: most texts have failed by then, and
+// scanning a long text for them costs more than the first steps.
+const literalCheckAt = 6
 
 // maxLiterals bounds the set of literals a textPattern checks first.
 const maxLiterals = 12
@@ -226,7 +239,7 @@ func (p *textPattern) MatchString(s string) bool {
 			return true
 		}
 	}
-	if !p.holdsLiteral(s) {
+	if p.strongLiterals && !p.holdsLiteral(s) {
 		return false
 	}
 	var lists [2]threadList
@@ -246,6 +259,11 @@ func (p *textPattern) MatchString(s string) bool {
 		if cur.n == 0 || r < 0 {
 			return false
 		}
+		if pos == literalCheckAt && !p.strongLiterals && !p.holdsLiteral(s) {
+			// Still alive after a few bytes (a leading "[^ ]+" or
+			// "\W*"): the literals every match needs decide faster.
+			return false
+		}
 		pos += w
 		nr, nw := runeAt(s, pos)
 		flag := syntax.EmptyOpContext(r, nr)
@@ -258,6 +276,27 @@ func (p *textPattern) MatchString(s string) bool {
 		cur, next = next, cur
 		r, w = nr, nw
 	}
+}
+
+// mayStartWith reports whether a text starting as b starts might match: false
+// only when the table says no text starting with b's first two bytes
+// does (a cheap test before b is made a string).
+func (p *textPattern) mayStartWith(b []byte) bool {
+	if !p.anchored || len(b) == 0 || b[0] >= utf8.RuneSelf || !p.tableOK[b[0]] {
+		return true
+	}
+	if p.matchAfter[b[0]] {
+		return true
+	}
+	if len(p.after[b[0]]) == 0 {
+		return false
+	}
+	if len(b) > 1 && b[1] < utf8.RuneSelf {
+		sec := &p.second[b[0]]
+		sec.once.Do(func() { p.secondBytes(b[0]) })
+		return sec.alive[b[1]/64]&(1<<(b[1]%64)) != 0
+	}
+	return true
 }
 
 // runeAt decodes the rune at pos as regexp does: -1 at the end, an invalid

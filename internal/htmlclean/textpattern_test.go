@@ -181,3 +181,24 @@ func TestNonSpace(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendLine(t *testing.T) {
+	for _, s := range append([]string{"  Read   MORE\n", "\u00a0Ünïcode\u2003Wörds\v", "K\u212a", "a\xffb \xe2\x82",
+		"İstanbul", "\u0085x\u0085", "ẞ", "\ufffd"}, patternTexts...) {
+		checkAppendLine(t, s)
+	}
+}
+
+func checkAppendLine(t *testing.T, s string) {
+	t.Helper()
+	want := strings.ToLower(strings.Join(strings.Fields(s), " "))
+	if got := string(appendLine([]byte("x"), []byte(s))); got != "x"+want {
+		t.Errorf("appendLine(%q) = %q, want %q", s, got[1:], want)
+	}
+}
+
+func FuzzAppendLine(f *testing.F) {
+	f.Add("  Read   MORE\n")
+	f.Add("a\xffb İ")
+	f.Fuzz(checkAppendLine)
+}
