@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/firegate/firegate/internal/htmlattr"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -23,16 +24,23 @@ const minProductDuplicate = 16
 // section. Table cells are left alone (a table keeps its shape), and so are
 // quotes, tab panels and the card grid. On a product page, and on a page
 // whose content is a card grid, a shorter block counts
-// (minProductDuplicate).
-func removeDuplicateBlocks(root, grid *html.Node, pg *page) {
+// (minProductDuplicate); elsewhere a plain paragraph of the content's body
+// (the anchor's article or main) that repeats another one stays, unless
+// the copy goes on with the blocks that followed the first (a copied
+// section): a text may say a thing twice, a page's copies come in runs.
+func removeDuplicateBlocks(root, anchor, grid *html.Node, pg *page) {
 	pk := pg.kind
 	min := minDuplicateText
 	if pk == kindProduct || grid != nil {
 		min = minProductDuplicate
 	}
 	removeReplyTitles(root)
-	seen := map[string]bool{}
-	var dups []*html.Node
+	type leaf struct {
+		n    *html.Node
+		orig int // index of the first leaf with the same text, or -1
+	}
+	seen := map[string]int{}
+	var leaves []leaf
 	for n := root; n != nil; {
 		if n.Type == html.ElementNode && (n == grid || pg.isTabPanel(n)) {
 			// A quote repeats on purpose; tab panels repeat each
@@ -61,12 +69,42 @@ func removeDuplicateBlocks(root, grid *html.Node, pg *page) {
 		}
 		t := strings.Join(strings.Fields(textOf(n)), " ")
 		if nonSpaceLen(t) >= min {
-			if seen[t] {
-				dups = append(dups, n)
+			o, ok := seen[t]
+			if !ok {
+				o = -1
+				seen[t] = len(leaves)
 			}
-			seen[t] = true
+			leaves = append(leaves, leaf{n, o})
 		}
 		n = next(n, root, true)
+	}
+	var dups []*html.Node
+	keepRepeats := pk != kindProduct && grid == nil
+	body := anchor
+	if body == nil {
+		body = root // paragraphs straight in the body
+	}
+	for p := anchor; p != nil && p != root; p = p.Parent {
+		if p.Type == html.ElementNode && isContentElement(p) {
+			body = p
+			break
+		}
+	}
+	for i, l := range leaves {
+		if l.orig < 0 {
+			continue
+		}
+		// A paragraph written again as a paragraph is the text's own
+		// repetition (a refrain, a pasted placeholder) unless it is part
+		// of a copied run: the block before or after it copies the
+		// block before or after its first copy (a section given twice,
+		// for mobile and desktop).
+		if keepRepeats && isProseCopy(l.n, body) && isProseCopy(leaves[l.orig].n, body) &&
+			!(i > 0 && leaves[i-1].orig >= 0 && leaves[i-1].orig == l.orig-1) &&
+			!(i+1 < len(leaves) && leaves[i+1].orig >= 0 && leaves[i+1].orig == l.orig+1) {
+			continue
+		}
+		dups = append(dups, l.n)
 	}
 	for _, d := range dups {
 		if d.Parent != nil {
@@ -122,4 +160,47 @@ func removeReplyTitles(root *html.Node) {
 			}
 		}
 	}
+}
+
+// isProseCopy reports a paragraph of the body's own text, not quoted: a
+// copy of which the text may give again (a pull quote or a reply's quote
+// repeats on purpose, and is not kept twice).
+func isProseCopy(n, body *html.Node) bool {
+	if n.DataAtom != atom.P || hasAttr(n, "class") || hasAttr(n, "id") {
+		// A paragraph with a class of its own is a part of the page
+		// (a summary, a standfirst) more than of the text.
+		return false
+	}
+	if n.Parent != body && !hasOtherText(n) {
+		// Alone in its wrapper, it is a copy of the wrapper (a
+		// carousel's cloned slide).
+		return false
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Type == html.ElementNode && (p.DataAtom == atom.Blockquote || p.DataAtom == atom.Aside || p.DataAtom == atom.Figure) {
+			return false
+		}
+		if p == body {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAttr(n *html.Node, key string) bool {
+	_, ok := htmlattr.Lookup(n, key)
+	return ok
+}
+
+// hasOtherText reports whether n's siblings hold text.
+func hasOtherText(n *html.Node) bool {
+	for c := n.Parent.FirstChild; c != nil; c = c.NextSibling {
+		if c == n {
+			continue
+		}
+		if c.Type == html.TextNode && strings.TrimSpace(c.Data) != "" || c.Type == html.ElementNode && textSize(c) > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -129,3 +129,32 @@ func TestShopRecirculationSections(t *testing.T) {
 		t.Errorf("recirculation sections: %s", got)
 	}
 }
+
+// A plain paragraph that the article's text repeats (a refrain, a pasted
+// paragraph) stays twice; a section given twice (each of its paragraphs
+// copied in the same order), a pull quote and a summary paragraph with a
+// class of its own repeating the lead are kept once.
+func TestRepeatedParagraphs(t *testing.T) {
+	t.Parallel()
+	refrain := "<p>We shall go on to the end, whatever the weather and whatever it costs us.</p>"
+	body := "The harbour wall was rebuilt in the spring, stone by stone, by the village. " +
+		strings.Repeat("Every family gave a day a week to it, and the school gave its older pupils. ", 3)
+	page := `<html><body><header><a href="/">Home</a></header><article><h1>The wall</h1>
+<p class="summary">The harbour wall was finished on a Tuesday after eleven weeks.</p>
+<div class="text"><p>The harbour wall was finished on a Tuesday after eleven weeks.</p><p>` + body + `</p>` + refrain + `
+<h2>Later</h2><p>And it held through the storms of the winter that followed, to everyone's relief.</p>` + refrain + `
+<blockquote><p>` + body + `</p></blockquote>
+<div class="desktop"><p>First of the copied section, long enough to count as a block.</p><p>Second of the copied section, long enough to count as well.</p></div>
+<div class="mobile"><p>First of the copied section, long enough to count as a block.</p><p>Second of the copied section, long enough to count as well.</p></div>
+</div></article><footer>© The village</footer></body></html>`
+	got, err := cleanString(t, page, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, want := range map[string]int{"whatever the weather": 2, "First of the copied section": 1,
+		"Second of the copied section": 1, "finished on a Tuesday": 1, "stone by stone": 1} {
+		if n := strings.Count(got, s); n != want {
+			t.Errorf("%q kept %d times, want %d: %s", s, n, want, got)
+		}
+	}
+}

@@ -357,7 +357,7 @@ func mainContent(root *html.Node, pg *page) {
 	removeNotices(root, anchor, pk)
 	removeBoilerplateSections(root, anchor, pk)
 	removeAuthorBios(root, pk)
-	removeDuplicateBlocks(root, grid, pg)
+	removeDuplicateBlocks(root, anchor, grid, pg)
 }
 
 // anchorRest is the anchor's text that is not the grid's: a grid inside
