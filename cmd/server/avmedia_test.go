@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -301,5 +302,39 @@ func TestAudioVideoInTheBrowser(t *testing.T) {
 		if p.Video != "h264" || p.Audio != "aac" || !nearClip(p.Duration) {
 			t.Errorf("%s: %+v", path, p)
 		}
+	}
+}
+
+// TestAudioVideoWithYtdlp: a page whose media only a player's setup call
+// names is given to yt-dlp (on PATH), whose requests go through the
+// guarded proxy; without it the page has no media.
+func TestAudioVideoWithYtdlp(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("yt-dlp"); err != nil {
+		testenv.Unavailable(t, "yt-dlp not on PATH: %v", err)
+	}
+	site := mediaSite(t)
+	base := startServer(t, mediaServerEnv(nil))
+	code, got := scrapeJSON(t, base, `{"url":"`+site.URL+`/page/jwplayer","formats":["audio"],"timeout":120000}`)
+	if code != 200 {
+		t.Fatalf("scrape: %d %v", code, got)
+	}
+	data := got["data"].(map[string]any)
+	link, _ := data["audio"].(string)
+	if !strings.HasPrefix(link, base+"/media/") {
+		t.Fatalf("audio %v, warning %v", data["audio"], data["warning"])
+	}
+	resp, file := download(t, link, "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET the audio: %d", resp.StatusCode)
+	}
+	if p, err := mediatest.ProbeFile(t.Context(), file); err != nil || p.Audio != "mp3" || !nearClip(p.Duration) {
+		t.Errorf("audio %+v %v", p, err)
+	}
+
+	off := startServer(t, mediaServerEnv(map[string]string{"YTDLP_PATH": filepath.Join(t.TempDir(), "yt-dlp")}))
+	code, got = scrapeJSON(t, off, `{"url":"`+site.URL+`/page/jwplayer","formats":["audio"]}`)
+	if data, _ := got["data"].(map[string]any); code != 200 || data["audio"] != nil {
+		t.Errorf("without yt-dlp: %d %v", code, got)
 	}
 }

@@ -69,6 +69,7 @@ type Config struct {
 	MediaS3UseSSL   bool           // MEDIA_S3_USE_SSL: https to the endpoint, default true
 	MediaURLSecret  string         // MEDIA_URL_SECRET: HMAC secret of the audio/video links (32+ characters); empty = generated into MEDIA_DIR (DATA_DIR with S3)
 	FFmpegPath      string         // FFMPEG_PATH: ffmpeg of the audio/video formats (ffprobe beside it); empty = ffmpeg on PATH; missing = the formats answer 400
+	YtdlpPath       string         // YTDLP_PATH: yt-dlp for video platforms' media; empty = yt-dlp on PATH; missing = off
 	MediaMaxSeconds int            // MEDIA_MAX_SECONDS: longest media the audio/video formats convert, default 3600
 	MediaMaxBytes   int64          // MEDIA_MAX_BYTES: largest MP3/MP4 they make, default 512 MiB
 	QueueWorkers    int            // QUEUE_WORKERS: crawl and batch pages scraped at once by this process, default 32; 0 = this process runs no jobs
@@ -138,6 +139,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		MediaS3UseSSL:   true,
 		MediaURLSecret:  getenv("MEDIA_URL_SECRET"),
 		FFmpegPath:      strings.TrimSpace(getenv("FFMPEG_PATH")),
+		YtdlpPath:       strings.TrimSpace(getenv("YTDLP_PATH")),
 		MediaMaxSeconds: 3600,
 		MediaMaxBytes:   512 << 20,
 		RedisURL:        getenv("REDIS_URL"),

@@ -13,6 +13,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -24,6 +25,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -229,6 +231,33 @@ func newMediaConverter(ctx context.Context, cfg Config, log *slog.Logger) scrape
 	}
 	log.InfoContext(ctx, "audio and video formats enabled", "max_seconds", cfg.MediaMaxSeconds, "max_bytes", cfg.MediaMaxBytes)
 	return c
+}
+
+// newMediaExtractor returns yt-dlp for the media of video platforms' pages
+// (YTDLP_PATH, else yt-dlp on PATH), behind a guarded proxy of its own
+// through which its every request passes the network policy, and the
+// function that stops that proxy; nil (and a no-op) without yt-dlp.
+func newMediaExtractor(ctx context.Context, cfg Config, policy *netguard.Policy, log *slog.Logger) (scrape.MediaExtractor, func()) {
+	if _, err := exec.LookPath(cmp.Or(cfg.YtdlpPath, "yt-dlp")); err != nil {
+		if cfg.YtdlpPath != "" {
+			log.WarnContext(ctx, "YTDLP_PATH not found: video platforms' pages give no audio or video", "ytdlp_path", cfg.YtdlpPath, "err", err)
+		}
+		return nil, func() {}
+	}
+	proxy := netguard.NewProxy(policy, netguard.ProxyOptions{}, log)
+	addr, err := proxy.Start("127.0.0.1:0")
+	if err != nil {
+		log.WarnContext(ctx, "yt-dlp off: its guarded proxy did not start", "err", err)
+		return nil, func() {}
+	}
+	x, err := mediaconv.NewExtractor(mediaconv.ExtractorOptions{YtdlpPath: cfg.YtdlpPath, Proxy: "http://" + addr}, log)
+	if err != nil {
+		_ = proxy.Close()
+		log.WarnContext(ctx, "yt-dlp off", "err", err)
+		return nil, func() {}
+	}
+	log.InfoContext(ctx, "yt-dlp finds the media of pages that name none", "ytdlp_path", cfg.YtdlpPath)
+	return x, func() { _ = proxy.Close() }
 }
 
 // mediaSecretFile is the file of a generated MEDIA_URL_SECRET.
@@ -438,6 +467,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	if err != nil {
 		return err
 	}
+	extractor, closeExtractor := newMediaExtractor(ctx, cfg, policy, log)
+	defer closeExtractor()
 	var renderer scrape.Renderer
 	var browserPool *browser.Pool // the pool when there is a browser, for readiness
 	if cfg.Browser == "auto" {
@@ -488,7 +519,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Browser: renderer, Media: mediaStore, MediaURL: func(id string) string { return cfg.PublicURL + "/media/" + id },
 		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext,
 		Proxies:   proxypool.Pools{Basic: cfg.BasicProxies, Enhanced: cfg.EnhancedProxies},
-		Converter: newMediaConverter(ctx, cfg, log), MediaFiles: mediaStore, Streamer: fetcher,
+		Converter: newMediaConverter(ctx, cfg, log), MediaFiles: mediaStore, Streamer: fetcher, Extractor: extractor,
 		SignedMediaURL: func(id string) string {
 			return cfg.PublicURL + "/media/" + id + "?" + mediaLinks.Query(id, time.Now().Add(media.DefaultSignedTTL))
 		}})

@@ -59,6 +59,7 @@ type Engine struct {
 	streamer   MediaStreamer
 	signedURL  func(id string) string
 	mediaTmp   string
+	extractor  MediaExtractor // nil: no yt-dlp
 
 	// llmContext is the model's context in tokens.
 	llmContext int
@@ -131,6 +132,9 @@ type Config struct {
 	Streamer       MediaStreamer
 	SignedMediaURL func(id string) string
 	MediaTempDir   string
+	// Extractor, when set, asks yt-dlp for the media of pages that name
+	// none (video platforms); nil finds those none.
+	Extractor MediaExtractor
 
 	// Proxies are the outbound proxy pools of the proxy option; empty
 	// pools send every request from the server's own address.
@@ -154,7 +158,8 @@ func New(c Config) *Engine {
 	}
 	e := &Engine{fetcher: c.Fetcher, browser: c.Browser, media: c.Media, mediaURL: c.MediaURL, profiles: c.Profiles, locker: c.Locker,
 		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, changes: c.Changes, threat: c.Threat, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now,
-		proxies: c.Proxies, converter: c.Converter, mediaFiles: c.MediaFiles, streamer: c.Streamer, signedURL: c.SignedMediaURL, mediaTmp: c.MediaTempDir}
+		proxies: c.Proxies, converter: c.Converter, mediaFiles: c.MediaFiles, streamer: c.Streamer, signedURL: c.SignedMediaURL, mediaTmp: c.MediaTempDir,
+		extractor: c.Extractor}
 	if e.streamer == nil {
 		if s, ok := c.Fetcher.(MediaStreamer); ok {
 			e.streamer = s

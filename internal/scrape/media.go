@@ -36,6 +36,12 @@ type MediaConverter interface {
 	Convert(ctx context.Context, req mediaconv.Request) (*mediaconv.Result, error)
 }
 
+// MediaExtractor finds the media URLs of a video platform's page, whose
+// HTML does not name them; *mediaconv.Extractor (yt-dlp) implements it.
+type MediaExtractor interface {
+	Extract(ctx context.Context, pageURL string, audioOnly bool) ([]string, error)
+}
+
 // MediaFiles keeps converted files of a team; *media.Store and
 // *media.S3Store implement it.
 type MediaFiles interface {
@@ -153,6 +159,15 @@ func (e *Engine) attachMedia(ctx context.Context, o *Options, doc *Document, rt 
 			cands = mediaCandidates(rt)
 		} else {
 			e.log.DebugContext(ctx, "media: browser render failed", "url", logsafe.URL(o.URL), "err", err)
+		}
+	}
+	if len(cands) == 0 && e.extractor != nil && rt.resp != nil && rt.resp.URL != "" {
+		urls, err := e.extractor.Extract(ctx, rt.resp.URL, wantAudio && !wantVideo)
+		if err != nil {
+			e.log.DebugContext(ctx, "media: yt-dlp found nothing", "url", logsafe.URL(rt.resp.URL), "err", err)
+		}
+		for _, u := range urls {
+			cands = append(cands, mediaconv.Candidate{URL: u, Kind: mediaconv.KindOfURL(u), From: "yt-dlp"})
 		}
 	}
 	cands = mediaconv.Order(cands, wantVideo)

@@ -108,6 +108,7 @@ var Pages = map[string]string{ //nolint:gochecknoglobals // a fixed table of tes
 	"/page/none":          "",
 	"/page/script-player": MP4,
 	"/page/mse-player":    MP4,
+	"/page/jwplayer":      MP4,
 }
 
 // Serve starts a loopback server for the Set in dir; it is closed when the
@@ -213,6 +214,11 @@ var v = document.createElement("video");
 v.preload = "auto"; v.muted = true;
 v.src = "` + src + `";
 document.getElementById("player").appendChild(v);
+</script>`
+	case "/page/jwplayer": // a player's setup call: yt-dlp's generic extractor reads it
+		body = `<div id="player"></div><script>
+function jwplayer(id) { return { setup: function (c) { document.getElementById(id).dataset.ready = "1"; } }; }
+jwplayer("player").setup({"file": "` + src + `", "title": "The talk"});
 </script>`
 	case "/page/mse-player": // the element plays a blob: only the request names the file
 		body = `<div id="player"></div><script>
