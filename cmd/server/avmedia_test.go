@@ -243,7 +243,7 @@ func TestAudioVideoWithoutMedia(t *testing.T) {
 }
 
 // TestAudioVideoLimits: media past MEDIA_MAX_SECONDS or MEDIA_MAX_BYTES
-// answer 422 naming the setting.
+// answer 422 naming the setting; past the team's media quota 429.
 func TestAudioVideoLimits(t *testing.T) {
 	t.Parallel()
 	site := mediaSite(t)
@@ -253,6 +253,12 @@ func TestAudioVideoLimits(t *testing.T) {
 		if msg, _ := got["error"].(string); code != 422 || got["code"] != "SCRAPE_MEDIA_TOO_LARGE" || !strings.Contains(msg, tt.env) {
 			t.Errorf("%s=%s: %d %v", tt.env, tt.value, code, got)
 		}
+	}
+	// The files count against the team's media quota.
+	base := startServer(t, mediaServerEnv(map[string]string{"MEDIA_TEAM_QUOTA_BYTES": "1000"}))
+	code, got := scrapeJSON(t, base, `{"url":"`+site.URL+`/page/audio","formats":["audio"]}`)
+	if code != http.StatusTooManyRequests || got["code"] != "MEDIA_QUOTA_EXCEEDED" {
+		t.Errorf("over the media quota: %d %v", code, got)
 	}
 }
 

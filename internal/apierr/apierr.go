@@ -70,7 +70,7 @@ var table = []mapping{
 	{billing.ErrInsufficientCredits, http.StatusPaymentRequired, "insufficient_credits", "Payment Required: Insufficient credits"},
 	{billing.ErrUnavailable, http.StatusServiceUnavailable, "billing_unavailable", "Service Unavailable: credits could not be checked or charged; retry later"},
 	{limits.ErrConcurrencyTimeout, http.StatusTooManyRequests, "CONCURRENCY_LIMIT_REACHED", "Concurrency limit reached"},
-	{media.ErrQuotaExceeded, http.StatusTooManyRequests, "MEDIA_QUOTA_EXCEEDED", "Media quota exceeded: this team's stored screenshots and PDFs reach its quota. They are kept 24 hours; retry once older ones have expired."},
+	{media.ErrQuotaExceeded, http.StatusTooManyRequests, "MEDIA_QUOTA_EXCEEDED", "Media quota exceeded: this team's stored screenshots, PDFs, audio and video reach its quota. Screenshots and PDFs are kept 24 hours, audio and video one hour; retry once older ones have expired."},
 	{scrape.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
 	{scrape.ErrNoCachedData, http.StatusNotFound, "SCRAPE_NO_CACHED_DATA", "No cached data is available for this URL that satisfies minAge."},
 	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},
