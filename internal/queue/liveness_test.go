@@ -3,6 +3,7 @@ package queue_test
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,9 @@ type riverTable interface {
 	setRunning(t *testing.T, n, attempt int, worker string)
 	// job reads echo job n's state, attempt and recorded errors (JSON).
 	job(t *testing.T, n int) (state string, attempt int, errors string)
+	// age sets worker's last heartbeat to age ago, as if it had stopped
+	// beating then.
+	age(t *testing.T, worker string, age time.Duration)
 }
 
 type pgTable struct{ pool *pgxpool.Pool }
@@ -53,7 +57,29 @@ func (p pgTable) job(t *testing.T, n int) (string, int, string) {
 	return state, attempt, errs
 }
 
+func (p pgTable) age(t *testing.T, worker string, age time.Duration) {
+	t.Helper()
+	tag, err := p.pool.Exec(t.Context(), `UPDATE workers SET beat_at = now() - make_interval(secs => $2::float8)
+		WHERE id = $1`, worker, age.Seconds())
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("age worker %s: %v (%d rows)", worker, err, tag.RowsAffected())
+	}
+}
+
 type sqliteTable struct{ db *sql.DB }
+
+func (s sqliteTable) age(t *testing.T, worker string, age time.Duration) {
+	t.Helper()
+	// The store's timestamp format (sqlite.timeFormat).
+	at := time.Now().Add(-age).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
+	res, err := s.db.ExecContext(t.Context(), `UPDATE workers SET beat_at = ? WHERE id = ?`, at, worker)
+	if err != nil {
+		t.Fatalf("age worker %s: %v", worker, err)
+	}
+	if k, _ := res.RowsAffected(); k != 1 {
+		t.Fatalf("age worker %s: %d rows", worker, k)
+	}
+}
 
 func (s sqliteTable) setRunning(t *testing.T, n, attempt int, worker string) {
 	t.Helper()
@@ -80,6 +106,67 @@ func (s sqliteTable) job(t *testing.T, n int) (string, int, string) {
 	return state, attempt, errs
 }
 
+// watched passes the queue's liveness calls to a store and tells the test
+// about them. The queue's loop starts every sweep with StaleWorkers, one
+// sweep at a time, so the n+1th call after a point in the test means n
+// whole sweeps ran after it; heartbeats are counted per worker.
+type watched struct {
+	store.WorkerStore
+	sweeps chan struct{} // one value per StaleWorkers call, dropped when full
+
+	mu    sync.Mutex
+	beats map[string]int // successful heartbeats by worker id
+}
+
+func watch(ws store.WorkerStore) *watched {
+	return &watched{WorkerStore: ws, sweeps: make(chan struct{}, 64), beats: map[string]int{}}
+}
+
+func (w *watched) StaleWorkers(ctx context.Context, age time.Duration) ([]string, error) {
+	select {
+	case w.sweeps <- struct{}{}:
+	default:
+	}
+	return w.WorkerStore.StaleWorkers(ctx, age)
+}
+
+func (w *watched) Heartbeat(ctx context.Context, id string) error {
+	err := w.WorkerStore.Heartbeat(ctx, id)
+	if err == nil {
+		w.mu.Lock()
+		w.beats[id]++
+		w.mu.Unlock()
+	}
+	return err
+}
+
+func (w *watched) beatsOf(id string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.beats[id]
+}
+
+// sweepsRun returns once n whole sweeps have run since it was called.
+func (w *watched) sweepsRun(t *testing.T, n int) {
+	t.Helper()
+	for {
+		select {
+		case <-w.sweeps:
+			continue
+		default:
+		}
+		break
+	}
+	timeout := time.After(testenv.Patient(10 * time.Second))
+	for i := 0; i <= n; i++ {
+		select {
+		case <-w.sweeps:
+		case <-timeout:
+			t.Fatalf("%d of %d sweeps ran", max(i-1, 0), n)
+		}
+	}
+}
+
 // livenessStores open a store and its River table on each database.
 var livenessStores = map[string]func(t *testing.T) (store.WorkerStore, riverTable){
 	"postgres": func(t *testing.T) (store.WorkerStore, riverTable) {
@@ -93,12 +180,12 @@ var livenessStores = map[string]func(t *testing.T) (store.WorkerStore, riverTabl
 }
 
 // TestDeadWorkerJobsRunAgain stages the running jobs of three other
-// workers: one whose heartbeat stopped (dead), one that keeps beating
-// (alive), one that never beat (unknown: left to River's rescuer). The
-// queue hands back only the dead worker's jobs, at once: the one with
-// attempts left runs again as its next attempt, the one whose attempts are
-// spent is discarded; the dead worker is forgotten; the queue's own
-// heartbeat is kept while it runs and removed when it stops.
+// workers: one whose last heartbeat is an hour old (dead), one that beat
+// just now (alive), one that never beat (unknown: left to River's
+// rescuer). The queue hands back only the dead worker's jobs, at once: the
+// one with attempts left runs again as its next attempt, the one whose
+// attempts are spent is discarded; the dead worker is forgotten; the
+// queue's own heartbeat is kept while it runs and removed when it stops.
 func TestDeadWorkerJobsRunAgain(t *testing.T) {
 	for name, open := range livenessStores {
 		t.Run(name, func(t *testing.T) {
@@ -107,9 +194,12 @@ func TestDeadWorkerJobsRunAgain(t *testing.T) {
 			w := &echoWorker{seen: map[int]int{}, done: make(chan int, 10)}
 			river.AddWorker(workers, w)
 			// The queue's store calls are bounded by its heartbeat
-			// interval: under the race detector they take longer.
-			beat, deadAfter := testenv.Patient(100*time.Millisecond), testenv.Patient(time.Second)
-			q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 4, Liveness: ws,
+			// interval: under the race detector they take longer. The dead
+			// worker's beat is staged an hour old, so no test step depends
+			// on how long the others take.
+			beat, deadAfter := testenv.Patient(100*time.Millisecond), time.Minute
+			live := watch(ws)
+			q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 4, Liveness: live,
 				HeartbeatEvery: beat, DeadAfter: deadAfter}, testenv.Logger(t))
 			if err != nil {
 				t.Fatal(err)
@@ -129,19 +219,7 @@ func TestDeadWorkerJobsRunAgain(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			beatCtx, stopBeating := context.WithCancel(ctx)
-			var beating sync.WaitGroup
-			beating.Go(func() {
-				for beatCtx.Err() == nil {
-					if err := ws.Heartbeat(beatCtx, "alive"); err != nil && beatCtx.Err() == nil {
-						t.Errorf("heartbeat: %v", err)
-					}
-					time.Sleep(beat)
-				}
-			})
-			defer beating.Wait()
-			defer stopBeating()
-			time.Sleep(deadAfter + 200*time.Millisecond)
+			table.age(t, "dead", time.Hour)
 
 			started := time.Now()
 			if err := q.Start(ctx); err != nil {
@@ -169,12 +247,17 @@ func TestDeadWorkerJobsRunAgain(t *testing.T) {
 				t.Fatal("the dead worker's job did not run again")
 			}
 			t.Logf("dead worker's job ran again %v after start", time.Since(started).Round(time.Millisecond))
-			// A few more sweeps: nothing else may run.
-			time.Sleep(5 * beat)
+			// Two more sweeps: they release nothing else (jobs 2 and 3
+			// stay running on their first attempt, below).
+			beatsBefore := live.beatsOf(q.ID())
+			live.sweepsRun(t, 2)
 			select {
 			case n := <-w.done:
 				t.Fatalf("job %d ran; only the dead worker's job 1 may", n)
 			default:
+			}
+			if n := live.beatsOf(q.ID()); n <= beatsBefore {
+				t.Errorf("the queue beat %d times over two sweeps, want at least once", n-beatsBefore)
 			}
 
 			state, attempt, errs := table.job(t, 1)
@@ -189,15 +272,12 @@ func TestDeadWorkerJobsRunAgain(t *testing.T) {
 					t.Errorf("job %d: %s attempt %d; want left running", n, state, attempt)
 				}
 			}
-			stale, err := ws.StaleWorkers(ctx, 0)
+			all, err := ws.StaleWorkers(ctx, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(strings.Join(stale, " "), "dead") {
-				t.Errorf("dead worker still recorded: %q", stale)
-			}
-			if gone, err := ws.StaleWorkers(ctx, deadAfter); err != nil || len(gone) != 0 {
-				t.Errorf("stale workers %q, %v; want none (this queue beats)", gone, err)
+			if slices.Contains(all, "dead") || !slices.Contains(all, "alive") || !slices.Contains(all, q.ID()) {
+				t.Errorf("workers recorded %q; want alive and this queue, not dead", all)
 			}
 			stop()
 			if deleted, err := ws.DeleteWorker(ctx, q.ID(), 0); err != nil || deleted {
@@ -215,8 +295,10 @@ func TestOwnStaleRowKeepsJobs(t *testing.T) {
 	workers := river.NewWorkers()
 	w := &blockWorker{started: make(chan int, 1), release: blocked}
 	river.AddWorker(workers, w)
-	q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 1, Liveness: &frozen{WorkerStore: ws},
-		HeartbeatEvery: 50 * time.Millisecond, DeadAfter: 300 * time.Millisecond}, testenv.Logger(t))
+	const deadAfter = time.Minute
+	live := watch(ws)
+	q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 1, Liveness: &frozen{WorkerStore: live},
+		HeartbeatEvery: testenv.Patient(50 * time.Millisecond), DeadAfter: deadAfter}, testenv.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,13 +319,17 @@ func TestOwnStaleRowKeepsJobs(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("job did not start")
 	}
-	time.Sleep(time.Second)
-	if stale, err := ws.StaleWorkers(t.Context(), 300*time.Millisecond); err != nil || len(stale) != 1 || stale[0] != q.ID() {
+	// Its one recorded beat (at Start) is now an hour old; later ones
+	// are lost (frozen).
+	table.age(t, q.ID(), time.Hour)
+	live.sweepsRun(t, 2)
+	if stale, err := ws.StaleWorkers(t.Context(), deadAfter); err != nil || len(stale) != 1 || stale[0] != q.ID() {
 		t.Fatalf("stale workers %q, %v; want only this queue's (its beats are frozen)", stale, err)
 	}
 	var state string
-	if err := table.(sqliteTable).db.QueryRow(`SELECT state FROM river_job WHERE kind = 'block'`).Scan(&state); err != nil || state != "running" {
-		t.Errorf("own job: %s, %v; want still running", state, err)
+	var attempt int
+	if err := table.(sqliteTable).db.QueryRow(`SELECT state, attempt FROM river_job WHERE kind = 'block'`).Scan(&state, &attempt); err != nil || state != "running" || attempt != 1 {
+		t.Errorf("own job: %s attempt %d, %v; want still running its first attempt", state, attempt, err)
 	}
 	select {
 	case <-w.started:
@@ -295,9 +381,9 @@ func TestStopBeatsWhileDraining(t *testing.T) {
 	workers := river.NewWorkers()
 	w := &blockWorker{started: make(chan int, 1), release: blocked}
 	river.AddWorker(workers, w)
-	const deadAfter = 300 * time.Millisecond
-	q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 1, Liveness: ws,
-		HeartbeatEvery: 50 * time.Millisecond, DeadAfter: deadAfter}, testenv.Logger(t))
+	live := watch(ws)
+	q, err := queue.Open(t.Context(), ws, workers, queue.Options{Workers: 1, Liveness: live,
+		HeartbeatEvery: 50 * time.Millisecond, DeadAfter: time.Minute}, testenv.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,15 +398,22 @@ func TestStopBeatsWhileDraining(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("job did not start")
 	}
+	stopping := make(chan struct{})
 	stopped := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		close(stopping)
 		stopped <- q.Stop(ctx)
 	}()
-	time.Sleep(4 * deadAfter)
-	if stale, err := ws.StaleWorkers(t.Context(), deadAfter); err != nil || len(stale) != 0 {
-		t.Errorf("while draining, stale workers %q, %v; want none", stale, err)
+	<-stopping
+	before := live.beatsOf(q.ID())
+	testenv.Eventually(t, 10*time.Second, func() bool { return live.beatsOf(q.ID()) >= before+3 },
+		"the queue stopped beating while its job drained (%d beats since Stop)", live.beatsOf(q.ID())-before)
+	select {
+	case err := <-stopped:
+		t.Fatalf("Stop returned (%v) with the job still running", err)
+	default:
 	}
 	close(blocked)
 	if err := <-stopped; err != nil {

@@ -168,6 +168,8 @@ func TestInsertOnlyQueueRunsNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// What is checked is an absence over time: a queue that ran jobs
+	// would take these within a poll interval (100 ms); two go by.
 	time.Sleep(200 * time.Millisecond)
 	if d, err := q.Depth(t.Context()); err != nil || d != 3 {
 		t.Fatalf("Depth = %d, %v; want 3", d, err)
