@@ -485,7 +485,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		}
 	}
 	fetcher := fetch.New(fetch.Options{Policy: policy, MaxBodyBytes: cfg.FetchMaxBytes}, log)
-	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{MaxSitemapTotalBytes: cfg.SitemapMaxBytes}, log)
+	mapper := crawl.NewMapper(fetcher, crawl.MapperOptions{MaxSitemapTotalBytes: cfg.SitemapMaxBytes,
+		Proxies: proxypool.Pools{Basic: cfg.BasicProxies, Enhanced: cfg.EnhancedProxies}}, log)
 	searcher, err := openSearch(cfg, log)
 	if err != nil {
 		return err

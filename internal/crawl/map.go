@@ -26,6 +26,7 @@ import (
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/pagemeta"
 	"github.com/firegate/firegate/internal/pause"
+	"github.com/firegate/firegate/internal/proxypool"
 )
 
 // Limits and defaults of a map.
@@ -98,6 +99,9 @@ type MapperOptions struct {
 	// DefaultTimeout bounds a map whose MapOptions.Timeout is zero
 	// (default 60 s).
 	DefaultTimeout time.Duration
+	// Proxies carry the start page's fetch (the basic pool, as a scrape
+	// with proxy basic); robots.txt and sitemaps go direct. Empty: direct.
+	Proxies proxypool.Pools
 	// Concurrency is the number of sitemaps fetched at once (default 4).
 	Concurrency int
 }
@@ -164,6 +168,10 @@ type MapOptions struct {
 	Headers map[string]string
 	// Languages build the Accept-Language header, first preferred.
 	Languages []string
+	// Country, when set (the request named location.country), picks a
+	// proxy of that country for the start page; with none in the pool,
+	// any proxy, with a warning naming the country.
+	Country string
 	// Accept, when set, is one more test every link must pass (after
 	// normalisation and the other filters). A crawl passes its rules, so
 	// that the links it cannot use do not fill the map's Limit.
@@ -301,7 +309,8 @@ func (r *run) do(ctx context.Context, start *url.URL, f *filter) (MapResult, err
 
 	// The start page: its final URL (after redirects) anchors every host
 	// and path rule; its links are candidates unless sitemap is only.
-	page, pageErr := r.startPage(ctx, start.String())
+	route := r.m.opts.Proxies.Route(proxypool.Basic, proxypool.Choice{Country: o.Country}, o.Country != "")
+	page, pageErr := r.startPage(ctx, start.String(), route.Proxy)
 	if pageErr != nil {
 		if errors.Is(pageErr, fetch.ErrBlocked) {
 			return MapResult{}, fmt.Errorf("%w: %w", ErrBlocked, pageErr)
@@ -350,7 +359,7 @@ func (r *run) do(ctx context.Context, start *url.URL, f *filter) (MapResult, err
 	if res.Links == nil {
 		res.Links = []Link{}
 	}
-	var warnings []string
+	warnings := route.Warnings
 	if len(links) <= 1 && o.Limit != 1 && base.Path != "" && base.Path != "/" {
 		warnings = append(warnings, fmt.Sprintf("Only %d result(s) found. Mapping from the site root may find more; try the base domain: %s://%s",
 			len(links), base.Scheme, base.Host))
@@ -377,8 +386,8 @@ type startPage struct {
 
 // startPage fetches the start URL and extracts its title, description and
 // links with their anchor text.
-func (r *run) startPage(ctx context.Context, u string) (startPage, error) {
-	resp, err := r.get(ctx, u)
+func (r *run) startPage(ctx context.Context, u string, proxy *proxypool.Proxy) (startPage, error) {
+	resp, err := r.get(ctx, u, proxy)
 	if err != nil {
 		return startPage{}, fmt.Errorf("crawl: start page: %w", err)
 	}
@@ -408,8 +417,8 @@ func (r *run) startPage(ctx context.Context, u string) (startPage, error) {
 }
 
 // get performs one request bounded by the per-request timeout, honouring
-// the delay between requests.
-func (r *run) get(ctx context.Context, u string) (*fetch.Response, error) {
+// the delay between requests, through proxy (nil: direct).
+func (r *run) get(ctx context.Context, u string, proxy *proxypool.Proxy) (*fetch.Response, error) {
 	if r.o.Delay > 0 && !r.lastReq.IsZero() {
 		if wait := r.o.Delay - time.Since(r.lastReq); wait > 0 {
 			if err := pause.For(ctx, wait); err != nil {
@@ -431,7 +440,7 @@ func (r *run) get(ctx context.Context, u string) (*fetch.Response, error) {
 	}
 	rctx, cancel := context.WithTimeout(ctx, r.m.opts.RequestTimeout)
 	defer cancel()
-	return r.m.f.Do(rctx, fetch.Request{URL: u, Headers: r.o.Headers, AcceptLanguage: r.lang, CheckHop: r.o.CheckHop})
+	return r.m.f.Do(rctx, fetch.Request{URL: u, Headers: r.o.Headers, AcceptLanguage: r.lang, CheckHop: r.o.CheckHop, Proxy: proxy})
 }
 
 // filter decides which URLs belong in the result, and normalises them.

@@ -135,7 +135,7 @@ func (r *run) sitemaps(ctx context.Context, base *url.URL, c *collector) (spent 
 // site's robots.txt, in file order.
 func (r *run) robotsSitemaps(ctx context.Context, root *url.URL) []string {
 	robots := root.JoinPath("robots.txt")
-	resp, err := r.get(ctx, robots.String())
+	resp, err := r.get(ctx, robots.String(), nil)
 	if err != nil || resp.StatusCode >= 400 {
 		return nil
 	}
@@ -145,7 +145,7 @@ func (r *run) robotsSitemaps(ctx context.Context, root *url.URL) []string {
 // fetchSitemap fetches one sitemap; nil when it failed or answered an
 // error status.
 func (r *run) fetchSitemap(ctx context.Context, u string) *fetch.Response {
-	resp, err := r.get(ctx, u)
+	resp, err := r.get(ctx, u, nil)
 	if err != nil {
 		r.m.log.DebugContext(ctx, "sitemap fetch failed", "url", logsafe.URL(u), "err", err)
 		return nil

@@ -64,8 +64,8 @@ func isMapRequestKey(k string) bool {
 // cache, every map is live), useIndex (there is no URL index, results
 // always come from the site), ignoreRobotsTxt (map reads robots.txt only
 // for its Sitemap lines, never to drop URLs), auditMetadata, origin and
-// integration (bookkeeping), location.country (no proxies; languages set
-// Accept-Language).
+// integration (bookkeeping). location.country picks the start page's
+// proxy (PROXY_URLS); its languages set Accept-Language.
 func decodeMapRequest(r io.Reader) (mapRequest, error) {
 	fields, apiErr := readJSONObject(r)
 	if apiErr != nil {
@@ -107,7 +107,11 @@ func (v *validator) mapRequest(m jsonObject) mapRequest {
 	}
 	o.Timeout = v.positiveMs(nil, m, "timeout")
 	if present(m, "location") {
-		o.Languages = v.location([]any{"location"}, m.get("location")).Languages
+		loc := v.location([]any{"location"}, m.get("location"))
+		o.Languages = loc.Languages
+		if loc.CountryNamed {
+			o.Country = loc.Country
+		}
 	}
 	o.Headers = v.headers(nil, m)
 	if present(m, "threatProtection") {

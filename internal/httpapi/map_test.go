@@ -156,7 +156,7 @@ func TestDecodeMapRequest(t *testing.T) {
 			"includePaths":["^/docs"],"excludePaths":["\\.pdf$"],"regexOnFullURL":true,"allowExternalLinks":true,
 			"maxDiscoveryDepth":0,"deduplicateSimilarURLs":false,"ignoreRobotsTxt":true,"delay":0.5,"useIndex":false,"filterByPath":false}`,
 			crawl.MapOptions{URL: "https://example.com", Search: "docs", Sitemap: crawl.SitemapOnly, ExcludeSubdomains: true,
-				KeepQueryParameters: true, Limit: 100000, Timeout: 1501 * time.Millisecond, Languages: []string{"de"},
+				KeepQueryParameters: true, Limit: 100000, Timeout: 1501 * time.Millisecond, Languages: []string{"de"}, Country: "DE",
 				Headers: map[string]string{"X-A": "1"}, IncludePaths: []string{"^/docs"}, ExcludePaths: []string{`\.pdf$`},
 				RegexOnFullURL: true, AllowExternalLinks: true, SkipPageLinks: true, KeepSimilarURLs: true,
 				Delay: 500 * time.Millisecond, NoPathFilter: true}},
