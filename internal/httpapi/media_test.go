@@ -80,9 +80,15 @@ func TestSignedMediaRoute(t *testing.T) {
 			t.Errorf("%s: Content-Type %q, want %q", tt.name, rec.Header().Get("Content-Type"), want)
 		}
 	}
+	// HEAD answers the size without the body.
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, valid, nil))
+	if rec.Code != 200 || rec.Header().Get("Content-Length") != "20" || rec.Body.Len() != 0 || rec.Header().Get("Accept-Ranges") != "bytes" {
+		t.Errorf("HEAD: %d %v %q", rec.Code, rec.Header(), rec.Body)
+	}
 	// Without a verifier, signed media are refused.
 	s = New(Deps{Scraper: &fakeScraper{}, Auth: fakeAuth{}, Media: st, Log: slog.New(slog.DiscardHandler)})
-	rec := httptest.NewRecorder()
+	rec = httptest.NewRecorder()
 	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, valid, nil))
 	if rec.Code != 403 {
 		t.Errorf("no verifier: status %d, want 403", rec.Code)

@@ -221,6 +221,7 @@ func New(d Deps) *Server {
 		r.Method(http.MethodGet, "/metrics", d.Metrics.Handler())
 	}
 	r.Get("/media/{id}", s.handle(s.handleMedia))
+	r.Head("/media/{id}", s.handle(s.handleMedia)) // players ask for the size first
 	if d.Interact != nil {
 		s.liveRoutes(r) // token-authenticated, outside the API key check
 	}
