@@ -16,6 +16,7 @@ import (
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/media"
@@ -34,28 +35,9 @@ type Mapped struct {
 	Feature     string
 }
 
-// Coded is a sentinel error that carries its own API mapping. Packages that
-// sit above this one (they use it, so the table cannot import them:
-// monitor, through crawljob) declare their sentinels with New; the table
-// matches them at the place their rows had.
-type Coded struct {
-	text    string
-	status  int
-	code    string
-	message string
-}
-
-// New returns a sentinel error with text for logs and wrapping, answered
-// with status, code and message (message "" means the wrapped error's text).
-func New(text string, status int, code, message string) error {
-	return &Coded{text: text, status: status, code: code, message: message}
-}
-
-func (c *Coded) Error() string { return c.text }
-
 // mapping is one row of the error table: a domain error and what the API
 // answers for it. Message "" means: use the wrapped error's text. A nil
-// target stands for any *Coded sentinel.
+// target stands for any errcode sentinel.
 type mapping struct {
 	target  error
 	status  int
@@ -95,7 +77,7 @@ var table = []mapping{
 	{crawl.ErrBlocked, http.StatusForbidden, "MAP_TARGET_NOT_ALLOWED", "Forbidden: the URL resolves to a private or otherwise non-public address, which this server does not fetch."},
 	{crawl.ErrUnreachable, http.StatusInternalServerError, "MAP_FAILED", "Map failed: the start URL could not be fetched and no sitemap of the site listed any URL."},
 	{crawl.ErrInvalidOptions, http.StatusBadRequest, "BAD_REQUEST", ""},
-	// monitor sentinels: see Coded.
+	// errcode sentinels (monitor's).
 	{target: nil},
 	{interact.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Browser session not found."},
 	{interact.ErrDestroyed, http.StatusGone, "SESSION_DESTROYED", "Browser session has been destroyed."},
@@ -123,11 +105,11 @@ func Map(err error) Mapped {
 	}
 	for _, m := range table {
 		if m.target == nil {
-			var c *Coded
-			if !errors.As(err, &c) {
+			shown, ok := errcode.Lookup(err)
+			if !ok {
 				continue
 			}
-			m = mapping{target: c, status: c.status, code: c.code, message: c.message}
+			return Mapped{Status: status(shown.Class), Code: shown.Code, Message: shown.Message}
 		} else if !errors.Is(err, m.target) {
 			continue
 		}
@@ -142,6 +124,39 @@ func Map(err error) Mapped {
 		return Mapped{Status: 499, Code: "CLIENT_CLOSED_REQUEST", Message: "Client closed request"}
 	}
 	return Mapped{Status: http.StatusInternalServerError, Code: "UNKNOWN_ERROR"}
+}
+
+// status is the HTTP status of an errcode class.
+func status(c errcode.Class) int {
+	switch c {
+	case errcode.Invalid:
+		return http.StatusBadRequest
+	case errcode.Unauthenticated:
+		return http.StatusUnauthorized
+	case errcode.NoCredits:
+		return http.StatusPaymentRequired
+	case errcode.Forbidden:
+		return http.StatusForbidden
+	case errcode.NotFound:
+		return http.StatusNotFound
+	case errcode.Timeout:
+		return http.StatusRequestTimeout
+	case errcode.Conflict:
+		return http.StatusConflict
+	case errcode.Gone:
+		return http.StatusGone
+	case errcode.Unprocessable:
+		return http.StatusUnprocessableEntity
+	case errcode.Exhausted:
+		return http.StatusTooManyRequests
+	case errcode.Unresolved:
+		return http.StatusOK
+	case errcode.Upstream:
+		return http.StatusBadGateway
+	case errcode.Unavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }
 
 // ClientMessager is an error that carries the message a client is shown

@@ -10,15 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
 
-	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/changetrack"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/mail"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/store"
@@ -90,15 +89,15 @@ func (e *Email) log() *slog.Logger {
 var (
 	// ErrEmailNotConfigured: notification.email asked of a server without
 	// an SMTP relay.
-	ErrEmailNotConfigured = apierr.New("monitor: email is not configured", http.StatusBadRequest, "EMAIL_NOT_CONFIGURED",
+	ErrEmailNotConfigured = errcode.New("monitor: email is not configured", errcode.Invalid, "EMAIL_NOT_CONFIGURED",
 		"Email notifications are not configured on this server: the operator sets SMTP_URL (an SMTP relay) and EMAIL_TOKEN_SECRET to send them. Use the webhook instead.")
 	// ErrBadToken: a confirm or unsubscribe token that is malformed,
 	// forged, expired or of the other route.
-	ErrBadToken = apierr.New("monitor: bad email token", http.StatusBadRequest, "INVALID_TOKEN",
+	ErrBadToken = errcode.New("monitor: bad email token", errcode.Invalid, "INVALID_TOKEN",
 		"The link is invalid or has expired")
 	// ErrRecipientGone: a confirmation for an address the monitor no
 	// longer lists (or a deleted monitor).
-	ErrRecipientGone = apierr.New("monitor: recipient not found", http.StatusNotFound, "NOT_FOUND",
+	ErrRecipientGone = errcode.New("monitor: recipient not found", errcode.NotFound, "NOT_FOUND",
 		"This address is no longer a recipient of the monitor")
 )
 

@@ -5,33 +5,31 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawljob"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/webhook"
 )
 
-// Errors of the service, with what the API answers for each (the error
-// table in apierr cannot import this package, which sits above crawl).
+// Errors of the service, with what the API answers for each.
 var (
 	// ErrNotFound: no such monitor for the team (or it was deleted).
-	ErrNotFound = apierr.New("monitor: monitor not found", http.StatusNotFound, "NOT_FOUND", "Monitor not found")
+	ErrNotFound = errcode.New("monitor: monitor not found", errcode.NotFound, "NOT_FOUND", "Monitor not found")
 	// ErrCheckNotFound: no such check of the monitor.
-	ErrCheckNotFound = apierr.New("monitor: check not found", http.StatusNotFound, "NOT_FOUND", "Check not found")
+	ErrCheckNotFound = errcode.New("monitor: check not found", errcode.NotFound, "NOT_FOUND", "Check not found")
 	// ErrGoalRequired: an update leaves a search target without a goal.
-	ErrGoalRequired = apierr.New("monitor: goal is required when the monitor has a search target", http.StatusBadRequest, "BAD_REQUEST",
+	ErrGoalRequired = errcode.New("monitor: goal is required when the monitor has a search target", errcode.Invalid, "BAD_REQUEST",
 		"goal is required when the monitor has a search target")
 	// ErrPaused: a manual run of a monitor that is not active.
-	ErrPaused = apierr.New("monitor: monitor is paused", http.StatusConflict, "MONITOR_PAUSED", "Monitor is paused: set its status to active to run it")
+	ErrPaused = errcode.New("monitor: monitor is paused", errcode.Conflict, "MONITOR_PAUSED", "Monitor is paused: set its status to active to run it")
 )
 
 // RunningError is a manual run while a check is queued or running.
