@@ -162,11 +162,12 @@ func removeReplyTitles(root *html.Node) {
 	}
 }
 
-// isProseCopy reports a paragraph of the body's own text, not quoted: a
+// isProseCopy reports a paragraph of the body's own text (a <p>, or a <div>
+// of text, without class or id), not quoted: a
 // copy of which the text may give again (a pull quote or a reply's quote
 // repeats on purpose, and is not kept twice).
 func isProseCopy(n, body *html.Node) bool {
-	if n.DataAtom != atom.P || hasAttr(n, "class") || hasAttr(n, "id") {
+	if n.DataAtom != atom.P && n.DataAtom != atom.Div || hasAttr(n, "class") || hasAttr(n, "id") {
 		// A paragraph with a class of its own is a part of the page
 		// (a summary, a standfirst) more than of the text.
 		return false

@@ -142,6 +142,7 @@ func TestRepeatedParagraphs(t *testing.T) {
 	page := `<html><body><header><a href="/">Home</a></header><article><h1>The wall</h1>
 <p class="summary">The harbour wall was finished on a Tuesday after eleven weeks.</p>
 <div class="text"><p>The harbour wall was finished on a Tuesday after eleven weeks.</p><p>` + body + `</p>` + refrain + `
+<div>A plain block of text that the article gives twice, word for word.</div><div>A plain block of text that the article gives twice, word for word.</div>
 <h2>Later</h2><p>And it held through the storms of the winter that followed, to everyone's relief.</p>` + refrain + `
 <blockquote><p>` + body + `</p></blockquote>
 <div class="desktop"><p>First of the copied section, long enough to count as a block.</p><p>Second of the copied section, long enough to count as well.</p></div>
@@ -152,7 +153,7 @@ func TestRepeatedParagraphs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for s, want := range map[string]int{"whatever the weather": 2, "First of the copied section": 1,
-		"Second of the copied section": 1, "finished on a Tuesday": 1, "stone by stone": 1} {
+		"Second of the copied section": 1, "finished on a Tuesday": 1, "stone by stone": 1, "gives twice": 2} {
 		if n := strings.Count(got, s); n != want {
 			t.Errorf("%q kept %d times, want %d: %s", s, n, want, got)
 		}
