@@ -36,6 +36,7 @@ const (
 	removeNav        // navigation; also tells an enclosing header it held a nav
 	checkHeader      // a header: kept only if it holds a title and no nav
 	checkLinks       // a container: removed if made mostly of links
+	checkAside       // an aside in the content: removed if mostly links
 )
 
 // frame holds the statistics of an open element during a walk.
@@ -337,11 +338,9 @@ func mainContent(root *html.Node, pg *page) {
 			return
 		}
 	}
-	for _, n := range removals {
-		if n.Parent != nil {
-			n.Parent.RemoveChild(n)
-		}
-	}
+	// (A product's or a card grid's boxes keep their labels: "Maker:",
+	// a price.)
+	removeWithTitles(root, anchor, removals, pk != kindProduct && grid == nil)
 	if main != nil && (anchor == nil || isAncestor(main, anchor)) && (grid == nil || isAncestor(main, grid)) && isAncestor(root, main) {
 		narrow(root, main)
 	}
@@ -403,6 +402,10 @@ func prune(root, anchor, grid *html.Node, protected, cards map[*html.Node]bool, 
 			switch f.kind {
 			case checkHeader:
 				rm = f.hadNav || !f.heading || f.link*2 > f.text
+			case checkAside:
+				// A box beside the text, in any language ("Read
+				// also", "À lire aussi"): its links lead away.
+				rm = f.links > 0 && f.link*2 > f.text && f.n != anchor
 			case checkLinks:
 				if !f.content && f.text > 0 {
 					rm = (f.links >= 2 && f.link*2 > f.text) ||
@@ -530,6 +533,8 @@ func (pg *page) classify(n *html.Node, e valueFacts, inContent, mild bool) kind 
 	switch n.DataAtom {
 	case atom.Div, atom.Section, atom.Ul, atom.Ol, atom.Dl, atom.Table, atom.Form, atom.P, atom.Span, atom.Td:
 		return checkLinks
+	case atom.Aside:
+		return checkAside
 	}
 	return keep
 }
