@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,43 @@ func TestConsole(t *testing.T) {
 	b.WaitText("#activity tbody", "crawl")
 	if n := consoletest.Eval[int](b, `document.querySelectorAll('#chart rect.bar[data-credits]:not([data-credits="0"])').length`); n != 1 {
 		t.Errorf("%d days with usage in the chart, want 1 (today)", n)
+	}
+	b.NoCSPViolations()
+}
+
+const testAdminKey = "operator-e2e-0123456789abcdef"
+
+// TestConsoleOperator: the operator signs in with ADMIN_API_KEY, creates a
+// team with credits and a key for it in the console; the key, shown once,
+// then works against /v2/scrape and the team's credits go down.
+func TestConsoleOperator(t *testing.T) {
+	site := targetSite(t)
+	srv := startServer(t, "ADMIN_API_KEY="+testAdminKey)
+	b := consoletest.New(t, 3*time.Minute)
+	b.Open(srv.url + "/console")
+	b.SignIn("", testAdminKey)
+	b.WaitText(`#teams tbody tr[data-team="default"]`, "default")
+	b.Type("#team-name", "console-team")
+	b.Type("#team-credits", "20")
+	b.Click("#team-form button[type=submit]")
+	b.WaitText("#op-msg", "Team console-team created.")
+	b.WaitText(`#teams tbody tr[data-team="console-team"] .credits`, "20 of 20")
+	b.WaitText("#td-name", "console-team")
+	b.Click("#td-newkey")
+	key := strings.TrimSpace(b.WaitText("#newkey-value", "fc-"))
+	b.WaitText("#newkey-team", "console-team")
+
+	code, got := api(t, srv, http.MethodPost, "/v2/scrape", key, `{"url":"`+site.URL+`/article"}`)
+	if code != 200 {
+		t.Fatalf("the console's new key on /v2/scrape: %d %v", code, got)
+	}
+	b.Click("#newkey-done")
+	b.Click(`#nav [data-view="operator"]`)
+	b.WaitText(`#teams tbody tr[data-team="console-team"] .credits`, "19 of 20")
+	// The change is in the team's activity, seen with its own key.
+	code, got = api(t, srv, http.MethodGet, "/v2/team/activity?endpoint=admin", key, "")
+	if code != 200 || !strings.Contains(fmt.Sprint(got["data"]), "key created: "+key[:7]) {
+		t.Errorf("activity: %d %v", code, got)
 	}
 	b.NoCSPViolations()
 }

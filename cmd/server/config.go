@@ -27,6 +27,7 @@ type Config struct {
 	DatabaseURL     string         // DATABASE_URL: Postgres; empty = embedded SQLite under DataDir
 	AuthMode        string         // AUTH_MODE: "on" (default) or "off" (any or no key, one team)
 	BootstrapAPIKey string         // BOOTSTRAP_API_KEY: a key ensured to exist at start
+	AdminAPIKey     string         // ADMIN_API_KEY: the operator's key of /admin and the console's operator view; empty = none (/admin answers 404)
 	AllowPrivate    bool           // ALLOW_PRIVATE_TARGETS: fetch loopback/private addresses
 	AllowTargets    []string       // ALLOW_TARGETS: CIDRs and host names admitted although not public
 	FetchMaxBytes   int64          // FETCH_MAX_BYTES: response size cap, default 10 MiB
@@ -120,6 +121,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		DatabaseURL:     getenv("DATABASE_URL"),
 		AuthMode:        "on",
 		BootstrapAPIKey: getenv("BOOTSTRAP_API_KEY"),
+		AdminAPIKey:     getenv("ADMIN_API_KEY"),
 		PprofAddr:       getenv("PPROF_ADDR"),
 		Metrics:         "on",
 		Browser:         "auto",
@@ -448,6 +450,9 @@ func (c *Config) loadRuntimes(getenv func(string) string) []error {
 	return errs
 }
 
+// minAdminKey is the shortest ADMIN_API_KEY accepted.
+const minAdminKey = 16
+
 // validate checks cross-field rules.
 func (c Config) validate() []error {
 	var errs []error
@@ -478,6 +483,9 @@ func (c Config) validate() []error {
 		}
 	}
 	errs = append(errs, c.validateMediaS3()...)
+	if c.AdminAPIKey != "" && len(c.AdminAPIKey) < minAdminKey {
+		errs = append(errs, fmt.Errorf("ADMIN_API_KEY: at least %d characters (e.g. openssl rand -hex 32), or unset for no /admin routes", minAdminKey))
+	}
 	if c.MediaURLSecret != "" && len(c.MediaURLSecret) < media.MinSecretLen {
 		errs = append(errs, fmt.Errorf("MEDIA_URL_SECRET: at least %d characters (e.g. openssl rand -hex 32), or unset to have one generated beside the media", media.MinSecretLen))
 	}

@@ -35,6 +35,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/firegate/firegate/internal/admin"
 	"github.com/firegate/firegate/internal/agent"
 	"github.com/firegate/firegate/internal/apikey"
 	"github.com/firegate/firegate/internal/auth"
@@ -638,6 +639,8 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 	api = httpapi.New(httpapi.Deps{
 		MCP:              mcpServer,
 		Console:          console.New(console.Options{PublicURL: cfg.PublicURL}),
+		AdminKey:         cfg.AdminAPIKey,
+		Admin:            admin.New(admin.Options{Store: st, Activity: activityStore(st), By: "operator (admin api)", Log: log}),
 		Jobs:             jobsRT.runner,
 		JobStore:         jobsRT.store,
 		Agents:           jobsRT.agents,
@@ -749,11 +752,12 @@ const defaultTeam = "default"
 // bootstrapKeys ensures BOOTSTRAP_API_KEY exists, and on a store with no key
 // at all creates one, prints it once and writes it to DATA_DIR/api-key.
 func bootstrapKeys(ctx context.Context, cfg Config, st store.Store, log *slog.Logger, stdout io.Writer) error {
+	adm := cliAdmin(st, log)
 	if k := cfg.BootstrapAPIKey; k != "" {
 		if len(k) > auth.MaxKeyLen {
 			return fmt.Errorf("BOOTSTRAP_API_KEY: longer than %d characters", auth.MaxKeyLen)
 		}
-		team, err := ensureTeam(ctx, st, defaultTeam)
+		team, err := adm.EnsureTeam(ctx, defaultTeam)
 		if err != nil {
 			return err
 		}
@@ -769,16 +773,13 @@ func bootstrapKeys(ctx context.Context, cfg Config, st store.Store, log *slog.Lo
 	if n > 0 {
 		return nil
 	}
-	team, err := ensureTeam(ctx, st, defaultTeam)
+	team, err := adm.EnsureTeam(ctx, defaultTeam)
 	if err != nil {
 		return err
 	}
-	key, err := apikey.Generate()
+	key, _, err := adm.CreateKey(ctx, team.ID)
 	if err != nil {
-		return err
-	}
-	if _, err := st.CreateAPIKey(ctx, team.ID, apikey.Hash(key), apikey.Prefix(key)); err != nil {
-		return fmt.Errorf("create first key: %w", err)
+		return fmt.Errorf("first key: %w", err)
 	}
 	path := filepath.Join(cfg.DataDir, "api-key")
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -792,22 +793,10 @@ func bootstrapKeys(ctx context.Context, cfg Config, st store.Store, log *slog.Lo
 	return nil
 }
 
-func ensureTeam(ctx context.Context, st store.Store, name string) (store.Team, error) {
-	t, err := st.TeamByName(ctx, name)
-	if err == nil {
-		return t, nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
-		return store.Team{}, fmt.Errorf("find team %q: %w", name, err)
-	}
-	t, err = st.CreateTeam(ctx, name)
-	if errors.Is(err, store.ErrConflict) {
-		return st.TeamByName(ctx, name)
-	}
-	if err != nil {
-		return store.Team{}, fmt.Errorf("create team %q: %w", name, err)
-	}
-	return t, nil
+// cliAdmin makes the sub-commands' changes, recorded in the teams'
+// activity as the operator's through the command line.
+func cliAdmin(st store.Store, log *slog.Logger) *admin.Admin {
+	return admin.New(admin.Options{Store: st, Activity: activityStore(st), By: "operator (cli)", Log: log})
 }
 
 // keysCommand runs keys create, list and revoke.
@@ -820,21 +809,19 @@ func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, sub string, 
 		return err
 	}
 	defer st.Close()
+	adm := cliAdmin(st, log)
 	switch sub {
 	case "create":
-		team, err := ensureTeam(ctx, st, f.team)
+		team, err := adm.EnsureTeam(ctx, f.team)
 		if err != nil {
 			return err
 		}
-		key, err := apikey.Generate()
+		key, _, err := adm.CreateKey(ctx, team.ID)
 		if err != nil {
 			return err
-		}
-		if _, err := st.CreateAPIKey(ctx, team.ID, apikey.Hash(key), apikey.Prefix(key)); err != nil {
-			return fmt.Errorf("create key: %w", err)
 		}
 		if f.credits >= 0 {
-			if _, err := st.SetCredits(ctx, team.ID, f.credits); err != nil {
+			if _, err := adm.SetCredits(ctx, team.ID, f.credits); err != nil {
 				return fmt.Errorf("set credits: %w", err)
 			}
 		}
@@ -860,7 +847,7 @@ func keysCommand(ctx context.Context, cfg Config, log *slog.Logger, sub string, 
 		}
 		return tw.Flush()
 	case "revoke":
-		if err := st.RevokeAPIKey(ctx, f.id); err != nil {
+		if err := adm.RevokeKey(ctx, "", f.id); err != nil {
 			return fmt.Errorf("revoke %s: %w", f.id, err)
 		}
 		fmt.Fprintln(stdout, "revoked", f.id)
@@ -905,13 +892,14 @@ func creditsCommand(ctx context.Context, cfg Config, log *slog.Logger, sub strin
 		return err
 	}
 	defer st.Close()
+	adm := cliAdmin(st, log)
 	switch sub {
 	case "add":
-		_, err = st.AddCredits(ctx, team.ID, f.amount)
+		_, err = adm.AddCredits(ctx, team.ID, f.amount)
 	case "set":
-		_, err = st.SetCredits(ctx, team.ID, f.amount)
+		_, err = adm.SetCredits(ctx, team.ID, f.amount)
 	case "unlimited":
-		err = st.SetUnlimited(ctx, team.ID)
+		err = adm.SetUnlimited(ctx, team.ID)
 	case "show":
 	default:
 		return fmt.Errorf("credits: unknown sub-command %q", sub)
@@ -938,7 +926,7 @@ func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, f cliFlags
 		return err
 	}
 	defer st.Close()
-	l := store.TeamLimits{ZeroDataRetention: f.zdr || f.zdrForced, ZeroDataRetentionForced: f.zdrForced,
+	l := store.TeamLimits{ZeroDataRetention: f.zdr, ZeroDataRetentionForced: f.zdrForced,
 		Catalog: f.catalog, ThirdPartyTerms: f.terms}
 	if f.concurrency >= 0 {
 		l.ConcurrencyLimit = &f.concurrency
@@ -946,7 +934,7 @@ func limitsCommand(ctx context.Context, cfg Config, log *slog.Logger, f cliFlags
 	if f.rate >= 0 {
 		l.RateMultiplier = &f.rate
 	}
-	if err := st.SetTeamLimits(ctx, team.ID, l); err != nil {
+	if err := cliAdmin(st, log).SetLimits(ctx, team.ID, l); err != nil {
 		return fmt.Errorf("limits set: %w", err)
 	}
 	fmt.Fprintf(stdout, "team %s: limits set\n", team.Name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/firegate/firegate/internal/admin"
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
@@ -33,9 +34,9 @@ const (
 )
 
 // activityEndpoints are the endpoint values GET /v2/team/activity filters
-// on, as the reference names them.
+// on, as the reference names them, and the operator's changes (admin).
 var activityEndpoints = []string{"scrape", "crawl", "batch_scrape", "search", "extract", "llmstxt",
-	"deep_research", "map", "agent", "browser", "interact"}
+	"deep_research", "map", "agent", "browser", "interact", admin.Endpoint}
 
 // recordActivity notes one accepted request of team in its activity: the
 // endpoint, the API version of the route, the target (left out under zero

@@ -133,6 +133,10 @@ type Deps struct {
 	// the key check (its page calls /v2 with the key the user gives); nil:
 	// no console.
 	Console http.Handler
+	// AdminKey is the operator's key (ADMIN_API_KEY) of the /admin routes,
+	// which Admin serves; either empty or nil: no /admin routes (404).
+	AdminKey string
+	Admin    Admin
 
 	Log *slog.Logger
 }
@@ -286,6 +290,9 @@ func New(d Deps) *Server {
 	// firecrawl-mcp's catalog categories (firecrawl_find_tools without
 	// arguments).
 	r.With(s.authenticate).Get("/exchange/discover", s.handle(s.handleExchangeDiscover))
+	if d.AdminKey != "" && d.Admin != nil {
+		s.adminRoutes(r, d.AdminKey, d.Admin)
+	}
 	s.v1Routes(r)
 	s.router = r
 	return s

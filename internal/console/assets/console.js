@@ -552,18 +552,25 @@
     try {
       const r = await call('GET', '/admin/teams');
       teams = r.teams || [];
+      defaults = r.defaults || {};
       drawTeams();
       if (selected) { const t = teams.find((x) => x.id === selected); if (t) drawTeam(t); else show($('team-detail'), false); }
       loadFeedback();
     } catch (e) { if (!stopped) say('op-msg', e); }
   };
 
+  let defaults = {};
+  // limitText says a team's limits; a default is shown with its value.
   const limitText = (l) => {
-    const parts = [];
-    parts.push('concurrency ' + (l.concurrency === null || l.concurrency === undefined ? 'default' : l.concurrency === 0 ? 'unlimited' : l.concurrency));
-    parts.push('rate ×' + (l.rateMultiplier === null || l.rateMultiplier === undefined ? 'default' : l.rateMultiplier === 0 ? '∞' : l.rateMultiplier));
+    const val = (v, d, unl) => {
+      const n = v === null || v === undefined ? d : v;
+      const s = n === null || n === undefined ? '?' : n === 0 ? unl : String(n);
+      return v === null || v === undefined ? s + ' (default)' : s;
+    };
+    const parts = ['concurrency ' + val(l.concurrency, defaults.concurrency, 'unlimited'), 'rate ×' + val(l.rateMultiplier, defaults.rateMultiplier, '∞')];
     if (l.zeroDataRetentionForced) parts.push('ZDR forced'); else if (l.zeroDataRetention) parts.push('ZDR');
     if (l.catalog) parts.push('catalog');
+    if (l.thirdPartyTerms) parts.push('third-party terms');
     return parts.join(', ');
   };
 
@@ -644,8 +651,8 @@
       const r = await call('GET', '/admin/feedback');
       const body = clear($('feedback').tBodies[0]);
       for (const f of r.feedback || []) {
-        body.appendChild(el('tr', {}, el('td', {}, fmtTime(f.createdAt)), el('td', {}, f.team || f.teamId || ''), el('td', {}, f.jobId || f.scrapeId || ''),
-          el('td', {}, f.rating === undefined ? '' : String(f.rating)), el('td', {}, f.comment || '')));
+        body.appendChild(el('tr', {}, el('td', {}, fmtTime(f.createdAt)), el('td', {}, f.team || f.teamId || ''),
+          el('td', {}, (f.endpoint ? f.endpoint + ' ' : ''), el('code', {}, f.jobId || '')), el('td', {}, f.rating || ''), el('td', {}, f.comment || '')));
       }
       show($('feedback-box'), true);
     } catch (e) { show($('feedback-box'), false); }
