@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/console/consoletest"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // crawlSite is a three-page site for the console's crawl.
@@ -77,6 +78,28 @@ func TestConsole(t *testing.T) {
 	if n := consoletest.Eval[int](b, `document.querySelectorAll('#chart rect.bar[data-credits]:not([data-credits="0"])').length`); n != 1 {
 		t.Errorf("%d days with usage in the chart, want 1 (today)", n)
 	}
+
+	// A monitor with a finished check is listed with its result, and its
+	// checks open under it.
+	code, mon := api(t, srv, http.MethodPost, "/v2/monitor", testKey,
+		`{"name":"lamp page","schedule":{"cron":"0 9 * * *"},"targets":[{"type":"scrape","urls":["`+site.URL+`/article"]}]}`)
+	if code != 200 {
+		t.Fatalf("create monitor: %d %v", code, mon)
+	}
+	id := mon["data"].(map[string]any)["id"].(string)
+	if code, got := api(t, srv, http.MethodPost, "/v2/monitor/"+id+"/run", testKey, ""); code != 200 {
+		t.Fatalf("run monitor: %d %v", code, got)
+	}
+	testenv.Eventually(t, time.Minute, func() bool {
+		_, got := api(t, srv, http.MethodGet, "/v2/monitor/"+id, testKey, "")
+		d, _ := got["data"].(map[string]any)
+		return d != nil && d["lastCheckSummary"] != nil && d["currentCheckId"] == nil
+	}, "the monitor's check did not finish")
+	b.Click(`#nav [data-view="monitors"]`)
+	b.WaitText("#monitors tbody tr", "lamp page")
+	b.WaitText("#monitors tbody tr", "1 new")
+	b.Click("#monitors tbody tr")
+	b.WaitText("#monitors tbody tr.checks", "completed · 1 pages, 0 changed, 1 new, 0 errors")
 	b.NoCSPViolations()
 }
 
