@@ -85,10 +85,10 @@ func CleanReport(doc *html.Node, opts Options) (*html.Node, Report, error) {
 	if !opts.OnlyMainContent {
 		return root, rep, nil
 	}
-	visible := 0
 	pg := newPage(pk)
+	visible := 0
 	if opts.Reparse != nil {
-		visible = visibleLen(root, pg)
+		visible = visibleLen(root)
 	}
 	mainContent(root, pg)
 	if opts.Reparse == nil {

@@ -52,8 +52,10 @@ type Report struct {
 }
 
 // visibleLen is the text of root a reader sees with the page: not in
-// hidden elements, nor in modal dialogs (shown on demand).
-func visibleLen(root *html.Node, pg *page) int {
+// elements hidden by attribute, inline style or a hiding class, nor in
+// modal dialogs (shown on demand). It reads attributes only, not what
+// classes say (the rules work that out for the elements they visit).
+func visibleLen(root *html.Node) int {
 	t := 0
 	for n := root; n != nil; {
 		switch n.Type {
@@ -61,7 +63,7 @@ func visibleLen(root *html.Node, pg *page) int {
 			k, _ := nonSpace(n.Data)
 			t += k
 		case html.ElementNode:
-			if n != root && (skipSubtree(n.DataAtom) || pg.isHidden(n) || isDialog(n)) {
+			if n != root && (skipSubtree(n.DataAtom) || len(n.Attr) > 0 && (hiddenByAttr(n) || isDialog(n))) {
 				n = next(n, root, true)
 				continue
 			}
@@ -69,6 +71,41 @@ func visibleLen(root *html.Node, pg *page) int {
 		n = next(n, root, false)
 	}
 	return t
+}
+
+// hiddenByAttr reports an element hidden by its hidden attribute (not a
+// streamed segment's), an inline style or a hiding class.
+func hiddenByAttr(n *html.Node) bool {
+	for _, a := range n.Attr {
+		switch a.Key {
+		case "hidden":
+			return !isStreamedSegment(n)
+		case "style":
+			if strings.Contains(a.Val, "none") || strings.Contains(a.Val, "hidden") {
+				v := strings.ReplaceAll(strings.ToLower(a.Val), " ", "")
+				if strings.Contains(v, "display:none") || strings.Contains(v, "visibility:hidden") {
+					return true
+				}
+			}
+		case "class":
+			if (strings.Contains(a.Val, "hid") || strings.Contains(a.Val, "none")) && classHides(a.Val) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// classHides reports a class value with a display-none utility class and
+// no responsive class that shows the element again (as the rules read it,
+// without their cache).
+func classHides(v string) bool {
+	hides, shows := false, false
+	for tok := range strings.FieldsSeq(v) {
+		h, s := hidingToken(tok)
+		hides, shows = hides || h, shows || s
+	}
+	return hides && !shows
 }
 
 // proseLen is the text of root outside links.
