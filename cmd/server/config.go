@@ -47,6 +47,7 @@ type Config struct {
 	AuthFailures    int            // AUTH_FAILURES_PER_MINUTE: failed authentications per client address per minute before 429, default 20, 0 = no limit
 	TrustedProxies  []netip.Prefix // TRUSTED_PROXIES: peers (IPs or CIDRs, comma-separated) whose X-Forwarded-For names the client; default none
 	Browser         string         // BROWSER: "auto" (default: use Chrome when one is found) or "off"
+	RenderPolicy    string         // RENDER_POLICY: "auto" (default: render fetched pages that look incomplete without their scripts) or "always" (render every fetched HTML page)
 	ChromePath      string         // CHROME_PATH: Chrome binary; empty = chromium/google-chrome on PATH
 	BrowserWSURL    string         // BROWSER_WS_URL: a running Chrome's DevTools address instead of a local one
 	BrowserProxy    string         // BROWSER_PROXY_LISTEN: where the guarded proxy for Chrome listens, default 127.0.0.1:0
@@ -125,6 +126,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 		PprofAddr:       getenv("PPROF_ADDR"),
 		Metrics:         "on",
 		Browser:         "auto",
+		RenderPolicy:    "auto",
 		ChromePath:      getenv("CHROME_PATH"),
 		BrowserWSURL:    getenv("BROWSER_WS_URL"),
 		BrowserProxy:    getenv("BROWSER_PROXY_LISTEN"),
@@ -362,6 +364,9 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	if v := getenv("BROWSER"); v != "" {
 		c.Browser = strings.ToLower(v)
 	}
+	if v := getenv("RENDER_POLICY"); v != "" {
+		c.RenderPolicy = strings.ToLower(strings.TrimSpace(v))
+	}
 	if v := getenv("BROWSER_MAX_TABS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -458,6 +463,9 @@ func (c Config) validate() []error {
 	var errs []error
 	if c.AuthMode != "on" && c.AuthMode != "off" {
 		errs = append(errs, fmt.Errorf("AUTH_MODE: %q must be on or off", c.AuthMode))
+	}
+	if c.RenderPolicy != "auto" && c.RenderPolicy != "always" {
+		errs = append(errs, fmt.Errorf("RENDER_POLICY: %q must be auto or always", c.RenderPolicy))
 	}
 	if c.Browser != "auto" && c.Browser != "off" {
 		errs = append(errs, fmt.Errorf("BROWSER: %q must be auto or off", c.Browser))

@@ -31,7 +31,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	want := Config{Port: 3002, DataDir: "./data", AuthMode: "on", FetchMaxBytes: 10 << 20, SitemapMaxBytes: 64 << 20,
 		CacheMaxBytes: 48 << 20, CacheTTL: 168 * time.Hour, TeamConcurrency: 64, WatchersPerTeam: 1000, AuthFailures: 20,
 		InteractPerTeam: 5, InteractMax: 20, InteractJSMemMB: 256,
-		Browser: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
+		Browser: "auto", RenderPolicy: "auto", PublicURL: "http://localhost:3002", MediaDir: "data/media",
 		MediaS3Prefix: "media/", MediaS3UseSSL: true, MediaTeamQuota: 1 << 30, MediaMaxSeconds: 3600, MediaMaxBytes: 512 << 20,
 		ShutdownTimeout: 30 * time.Second, HTTPReadHeader: 10 * time.Second, HTTPReadBody: time.Minute, HTTPIdle: 2 * time.Minute,
 		LogLevel: slog.LevelInfo, LogFormat: "json", Metrics: "on",
@@ -59,7 +59,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		"INTERACT_MAX_SESSIONS_PER_TEAM": "2", "INTERACT_MAX_SESSIONS": "7", "INTERACT_JS_MEMORY_MB": "64",
 		"AUTH_FAILURES_PER_MINUTE": "0", "TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7,::1",
 		"BROWSER": "off", "CHROME_PATH": "/usr/bin/chromium", "BROWSER_WS_URL": "ws://chrome:9222", "BROWSER_MAX_TABS": "8", "BROWSER_MAX_TAB_HOLD": "90s",
-		"PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media", "MEDIA_TEAM_QUOTA_BYTES": "0",
+		"RENDER_POLICY": "Always", "PUBLIC_URL": "https://scrape.example.com/", "MEDIA_DIR": "/srv/media", "MEDIA_TEAM_QUOTA_BYTES": "0",
 		"MEDIA_S3_ENDPOINT": "minio:9000", "MEDIA_S3_BUCKET": "shots", "MEDIA_S3_PREFIX": "firegate/",
 		"MEDIA_S3_ACCESS_KEY": "AKID", "MEDIA_S3_SECRET_KEY": "s3cret", "MEDIA_S3_REGION": "eu-west-1",
 		"MEDIA_S3_USE_SSL": "false", "METRICS": "OFF", "FFMPEG_PATH": " /opt/ffmpeg/bin/ffmpeg ", "YTDLP_PATH": "/opt/yt-dlp", "MEDIA_MAX_SECONDS": "600",
@@ -82,7 +82,7 @@ func TestLoadConfigOverrides(t *testing.T) {
 		InteractPerTeam: 2, InteractMax: 7, InteractJSMemMB: 64,
 		AuthFailures: 0, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("::1/128")},
 		Browser: "off", ChromePath: "/usr/bin/chromium", BrowserWSURL: "ws://chrome:9222", BrowserMaxTabs: 8, BrowserTabHold: 90 * time.Second,
-		PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
+		RenderPolicy: "always", PublicURL: "https://scrape.example.com", MediaDir: "/srv/media",
 		MediaS3Endpoint: "minio:9000", MediaS3Bucket: "shots", MediaS3Prefix: "firegate/",
 		MediaS3Access: "AKID", MediaS3Secret: "s3cret", MediaS3Region: "eu-west-1", MediaS3UseSSL: false, Metrics: "off",
 		FFmpegPath: "/opt/ffmpeg/bin/ffmpeg", YtdlpPath: "/opt/yt-dlp", MediaMaxSeconds: 600, MediaMaxBytes: 1 << 20, MediaURLSecret: "0123456789abcdef0123456789abcdef",
@@ -105,7 +105,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 		"LOG_LEVEL": "loud", "LOG_FORMAT": "xml", "AUTH_MODE": "sometimes", "DATABASE_URL": "mysql://x",
 		"REDIS_URL": "http://x", "CACHE_MAX_BYTES": "-1", "CACHE_TTL": "0s",
 		"TEAM_CONCURRENCY_LIMIT": "-2", "TEAM_RATE_MULTIPLIER": "x",
-		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "BROWSER_MAX_TAB_HOLD": "0s", "PUBLIC_URL": "ftp://x", "METRICS": "maybe",
+		"BROWSER": "maybe", "BROWSER_MAX_TABS": "0", "BROWSER_MAX_TAB_HOLD": "0s", "PUBLIC_URL": "ftp://x", "METRICS": "maybe", "RENDER_POLICY": "sometimes",
 		"QUEUE_WORKERS": "-1", "JOB_TTL": "1d", "JOB_TIMEOUT": "0s",
 		"HTTP_READ_HEADER_TIMEOUT": "0s", "HTTP_READ_TIMEOUT": "fast", "HTTP_IDLE_TIMEOUT": "-1s",
 		"WATCHERS_PER_TEAM": "0", "AUTH_FAILURES_PER_MINUTE": "-1",
@@ -119,7 +119,7 @@ func TestLoadConfigErrorsNameTheVariable(t *testing.T) {
 	}
 	for _, name := range []string{"PORT", "ALLOW_PRIVATE_TARGETS", "FETCH_MAX_BYTES", "SITEMAP_MAX_BYTES", "SHUTDOWN_TIMEOUT", "LOG_LEVEL", "LOG_FORMAT", "AUTH_MODE", "DATABASE_URL", "REDIS_URL", "CACHE_MAX_BYTES", "CACHE_TTL", "TEAM_CONCURRENCY_LIMIT", "TEAM_RATE_MULTIPLIER", "BROWSER", "BROWSER_MAX_TABS", "BROWSER_MAX_TAB_HOLD", "PUBLIC_URL", "METRICS", "QUEUE_WORKERS", "JOB_TTL", "JOB_TIMEOUT", "HTTP_READ_HEADER_TIMEOUT", "HTTP_READ_TIMEOUT", "HTTP_IDLE_TIMEOUT", "WATCHERS_PER_TEAM", "AUTH_FAILURES_PER_MINUTE", "TRUSTED_PROXIES",
 		"INTERACT_MAX_SESSIONS_PER_TEAM", "INTERACT_MAX_SESSIONS", "INTERACT_JS_MEMORY_MB", "MEDIA_TEAM_QUOTA_BYTES", "MEDIA_MAX_SECONDS", "MEDIA_MAX_BYTES", "MEDIA_URL_SECRET", "ALLOW_TARGETS", "BROWSER_PROXY_URL",
-		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES", "SEARXNG_ENDPOINT", "SEARXNG_TIMEOUT", "INTERACT_RUNTIMES"} {
+		"OPENAI_BASE_URL", "MODEL_NAME", "LLM_STRUCTURED_OUTPUT", "LLM_MAX_CONCURRENCY", "LLM_CONTEXT_TOKENS", "LLM_MAX_RETRIES", "SEARXNG_ENDPOINT", "SEARXNG_TIMEOUT", "INTERACT_RUNTIMES", "RENDER_POLICY"} {
 		if !strings.Contains(err.Error(), name+":") {
 			t.Errorf("error does not name %s: %v", name, err)
 		}

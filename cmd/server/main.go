@@ -522,6 +522,7 @@ func serve(ctx context.Context, cfg Config, log *slog.Logger, stdout io.Writer, 
 		Profiles: profileStore{st}, Locker: locker, Changes: changeStore{st}, Metrics: obs.scrape, LLM: engineModel, LLMContextTokens: cfg.LLMContext,
 		Proxies:   proxypool.Pools{Basic: cfg.BasicProxies, Enhanced: cfg.EnhancedProxies},
 		Converter: newMediaConverter(ctx, cfg, log), MediaFiles: mediaStore, Streamer: fetcher, Extractor: extractor,
+		RenderAlways: cfg.RenderPolicy == "always",
 		SignedMediaURL: func(id string) string {
 			return cfg.PublicURL + "/media/" + id + "?" + mediaLinks.Query(id, time.Now().Add(media.DefaultSignedTTL))
 		}})

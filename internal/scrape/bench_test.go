@@ -92,3 +92,38 @@ func BenchmarkRender(b *testing.B) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// BenchmarkRenderReason measures the engine choice on parsed pages: the
+// 20 and 100 KB articles of benchPage with analytics and a theme script,
+// and a server-rendered page with 60 KB of framework state whose text the
+// HTML shows (the blob is scanned and its text looked up).
+func BenchmarkRenderReason(b *testing.B) {
+	scripts := `<script async src="https://www.googletagmanager.com/gtag/js?id=G-1"></script><script>window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}gtag('js',new Date());</script>`
+	withScripts := func(p string) string { return strings.Replace(p, "</head>", scripts+"</head>", 1) }
+	var state strings.Builder
+	state.WriteString(`<script id="__NEXT_DATA__" type="application/json">{"props":{"pageProps":{"items":[`)
+	for i := 0; state.Len() < 60<<10; i++ {
+		fmt.Fprintf(&state, `{"id":%d,"text":"Paragraph %d of the harbour story, with"},`, i, i)
+	}
+	state.WriteString(`{}]}}}</script>`)
+	next := strings.Replace(benchPage(100<<10), "</body>", state.String()+"</body>", 1)
+	for _, tc := range []struct{ name, page string }{
+		{"static-20KB", withScripts(benchPage(20 << 10))},
+		{"static-100KB", withScripts(benchPage(100 << 10))},
+		{"next-ssr-100KB+60KB-state", next},
+	} {
+		root, err := parseHTML(tc.page)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r := renderReason(root); r != "" {
+			b.Fatalf("%s: %s", tc.name, r)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				renderReason(root)
+			}
+		})
+	}
+}

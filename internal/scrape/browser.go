@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/atom"
 
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/browser"
@@ -245,65 +244,6 @@ func toBrowserActions(in []Action) []actions.Action {
 		out[i] = b
 	}
 	return out
-}
-
-// looksClientRendered reports whether a fetched page seems to get its
-// content from JavaScript: little visible text while the page carries
-// scripts and an empty app root, or a noscript telling to enable
-// JavaScript. Static pages with real text never qualify.
-func looksClientRendered(root *html.Node) bool {
-	var text, scripts int
-	var emptyRoot, noscriptJS bool
-	var walk func(n *html.Node, inBody bool)
-	walk = func(n *html.Node, inBody bool) {
-		if text > 400 {
-			return // plenty of static text: stop early
-		}
-		switch n.Type {
-		case html.TextNode:
-			if inBody {
-				text += len(strings.TrimSpace(n.Data))
-			}
-			return
-		case html.ElementNode:
-			switch n.DataAtom {
-			case atom.Script:
-				scripts++
-				return
-			case atom.Style, atom.Template:
-				return
-			case atom.Noscript:
-				if strings.Contains(strings.ToLower(textOf(n)), "javascript") {
-					noscriptJS = true
-				}
-				return
-			case atom.Body:
-				inBody = true
-			case atom.Div, atom.Main, atom.Section:
-				for _, a := range n.Attr {
-					if a.Key == "id" && isAppRootID(a.Val) && strings.TrimSpace(textOf(n)) == "" {
-						emptyRoot = true
-					}
-				}
-			}
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c, inBody)
-		}
-	}
-	walk(root, false)
-	if text > 400 {
-		return false
-	}
-	return noscriptJS || (scripts > 0 && (emptyRoot || text < 40))
-}
-
-func isAppRootID(id string) bool {
-	switch strings.ToLower(id) {
-	case "root", "app", "__next", "__nuxt", "svelte", "___gatsby", "main-app", "application":
-		return true
-	}
-	return false
 }
 
 func textOf(n *html.Node) string {

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/cache"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/htmlclean"
@@ -63,8 +64,10 @@ type Engine struct {
 
 	// llmContext is the model's context in tokens.
 	llmContext int
-	log        *slog.Logger
-	now        func() time.Time
+	// renderAlways: every fetched HTML page goes to the browser.
+	renderAlways bool
+	log          *slog.Logger
+	now          func() time.Time
 }
 
 // Observer receives the engine's measurements; *metrics.Metrics implements
@@ -139,7 +142,11 @@ type Config struct {
 	// Proxies are the outbound proxy pools of the proxy option; empty
 	// pools send every request from the server's own address.
 	Proxies proxypool.Pools
-	Log     *slog.Logger
+	// RenderAlways renders every fetched HTML page in the browser (when
+	// there is one), not only those that look incomplete without their
+	// scripts (RENDER_POLICY=always).
+	RenderAlways bool
+	Log          *slog.Logger
 }
 
 // New returns an engine.
@@ -160,6 +167,7 @@ func New(c Config) *Engine {
 		cache: c.Cache, cacheTTL: c.CacheTTL, observe: c.Metrics, llm: c.LLM, changes: c.Changes, threat: c.Threat, llmContext: c.LLMContextTokens, log: c.Log, now: time.Now,
 		proxies: c.Proxies, converter: c.Converter, mediaFiles: c.MediaFiles, streamer: c.Streamer, signedURL: c.SignedMediaURL, mediaTmp: c.MediaTempDir,
 		extractor: c.Extractor}
+	e.renderAlways = c.RenderAlways
 	if e.streamer == nil {
 		if s, ok := c.Fetcher.(MediaStreamer); ok {
 			e.streamer = s
@@ -375,16 +383,9 @@ func (e *Engine) freshOnce(ctx context.Context, opts *Options, engine *string, r
 		}
 	}
 	doc, err := e.render(ctx, opts, resp, true)
-	if errors.Is(err, errClientRendered) {
-		if e.browserOK() {
-			*engine = EngineBrowser
-			return e.freshInBrowser(ctx, opts, start, rt)
-		}
-		doc, err = e.render(ctx, opts, resp, false)
-		if err == nil {
-			msg := "The page seems to build its content with JavaScript, and this server has no browser available; the static HTML was used."
-			doc.Metadata.Error = &msg
-		}
+	var need *renderNeeded
+	if errors.As(err, &need) {
+		doc, err = e.renderNeeded(ctx, opts, resp, need, engine, start, rt)
 	}
 	if err != nil {
 		return nil, err
@@ -417,11 +418,43 @@ func (e *Engine) freshInBrowser(ctx context.Context, opts *Options, start time.T
 	return doc, nil
 }
 
-// errClientRendered tells fresh that the fetched page needs a browser.
-var errClientRendered = errors.New("scrape: page is client-rendered")
+// renderNeeded tells fresh that the fetched page is complete only in a
+// browser, and why.
+type renderNeeded struct{ reason string }
 
-// render builds the document from a fetched response.
-// With detectJS, a client-rendered HTML page returns errClientRendered.
+func (r *renderNeeded) Error() string { return "scrape: page needs rendering: " + r.reason }
+
+// renderNeeded renders in the browser a fetched page that needs it. When
+// the render fails while there is time left, the page is built from the
+// fetched HTML with a warning saying so. (Without a browser, render gave
+// the page from its HTML with that warning already.)
+func (e *Engine) renderNeeded(ctx context.Context, opts *Options, resp *fetch.Response, need *renderNeeded, engine *string, start time.Time, rt *route) (*Document, error) {
+	*engine = EngineBrowser
+	doc, err := e.freshInBrowser(ctx, opts, start, rt)
+	if err == nil || ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, browser.ErrProxy) {
+		// (A proxy that failed is tried again through another.)
+		return doc, err
+	}
+	e.log.WarnContext(ctx, "render failed, using the fetched html", "url", logsafe.URL(opts.URL), "reason", need.reason, "error", err)
+	*engine = EngineFetch
+	rt.resp = resp
+	if doc, err = e.render(ctx, opts, resp, false); err != nil {
+		return nil, err
+	}
+	addWarning(doc, incompleteWarning(need.reason, "the browser could not render it"))
+	return doc, nil
+}
+
+// incompleteWarning tells the user that the page, which looks incomplete
+// without its scripts (why), was not rendered (because).
+func incompleteWarning(why, because string) string {
+	return "This page looks incomplete without JavaScript (" + why + "), and " + because +
+		"; the HTML as served was used, which may lack content the page's scripts add."
+}
+
+// render builds the document from a fetched response. With detectJS, an
+// HTML page that is complete only once its scripts have run returns a
+// *renderNeeded.
 func (e *Engine) render(ctx context.Context, opts *Options, resp *fetch.Response, detectJS bool) (*Document, error) {
 	doc := &Document{Metadata: Metadata{
 		SourceURL:   opts.URL,
@@ -497,8 +530,17 @@ func (e *Engine) renderHTML(opts *Options, resp *fetch.Response, doc *Document, 
 	if err != nil {
 		return err
 	}
-	if detectJS && looksClientRendered(root) {
-		return errClientRendered
+	if detectJS {
+		ok := e.browserOK()
+		if e.renderAlways && ok {
+			return &renderNeeded{reason: "RENDER_POLICY is always"}
+		}
+		if r := renderReason(root); r != "" {
+			if ok {
+				return &renderNeeded{reason: r}
+			}
+			addWarning(doc, incompleteWarning(r, "this server has no browser to render it"))
+		}
 	}
 	var pageURL *url.URL // none for an upload: links stay relative
 	if resp.URL != "" {
