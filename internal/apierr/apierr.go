@@ -13,13 +13,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/firegate/firegate/internal/auth"
-	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/interact"
-	"github.com/firegate/firegate/internal/limits"
-	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
 )
@@ -48,11 +44,6 @@ type mapping struct {
 // table is the only place domain errors become HTTP statuses, codes and
 // messages. Order matters: the first row whose target matches wins.
 var table = []mapping{
-	{auth.ErrInvalidKey, http.StatusUnauthorized, "UNAUTHORIZED", "Unauthorized: Invalid token"},
-	{billing.ErrInsufficientCredits, http.StatusPaymentRequired, "insufficient_credits", "Payment Required: Insufficient credits"},
-	{billing.ErrUnavailable, http.StatusServiceUnavailable, "billing_unavailable", "Service Unavailable: credits could not be checked or charged; retry later"},
-	{limits.ErrConcurrencyTimeout, http.StatusTooManyRequests, "CONCURRENCY_LIMIT_REACHED", "Concurrency limit reached"},
-	{media.ErrQuotaExceeded, http.StatusTooManyRequests, "MEDIA_QUOTA_EXCEEDED", "Media quota exceeded: this team's stored screenshots, PDFs, audio and video reach its quota. Screenshots and PDFs are kept 24 hours, audio and video one hour; retry once older ones have expired."},
 	{scrape.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
 	{scrape.ErrNoCachedData, http.StatusNotFound, "SCRAPE_NO_CACHED_DATA", "No cached data is available for this URL that satisfies minAge."},
 	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},
@@ -77,7 +68,7 @@ var table = []mapping{
 	{crawl.ErrBlocked, http.StatusForbidden, "MAP_TARGET_NOT_ALLOWED", "Forbidden: the URL resolves to a private or otherwise non-public address, which this server does not fetch."},
 	{crawl.ErrUnreachable, http.StatusInternalServerError, "MAP_FAILED", "Map failed: the start URL could not be fetched and no sitemap of the site listed any URL."},
 	{crawl.ErrInvalidOptions, http.StatusBadRequest, "BAD_REQUEST", ""},
-	// errcode sentinels (monitor's).
+	// errcode sentinels: auth, billing, limits, media, monitor.
 	{target: nil},
 	{interact.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Browser session not found."},
 	{interact.ErrDestroyed, http.StatusGone, "SESSION_DESTROYED", "Browser session has been destroyed."},

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/apikey"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/store"
 )
 
 // ErrInvalidKey means the key is missing, malformed, unknown or revoked.
-var ErrInvalidKey = errors.New("auth: invalid api key")
+var ErrInvalidKey = errcode.New("auth: invalid api key", errcode.Unauthenticated, "UNAUTHORIZED", "Unauthorized: Invalid token")
 
 // Team is the authenticated caller.
 type Team struct {

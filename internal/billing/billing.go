@@ -11,16 +11,19 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/store"
 )
 
 // ErrInsufficientCredits is returned when a team's balance is below what a
-// request needs (HTTP 402 insufficient_credits).
-var ErrInsufficientCredits = errors.New("billing: insufficient credits")
+// request needs.
+var ErrInsufficientCredits = errcode.New("billing: insufficient credits", errcode.NoCredits, "insufficient_credits",
+	"Payment Required: Insufficient credits")
 
 // ErrUnavailable is returned when credits could not be checked or charged
-// because the store failed (HTTP 503 billing_unavailable).
-var ErrUnavailable = errors.New("billing: credits could not be charged")
+// because the store failed.
+var ErrUnavailable = errcode.New("billing: credits could not be charged", errcode.Unavailable, "billing_unavailable",
+	"Service Unavailable: credits could not be checked or charged; retry later")
 
 // Store is the part of store.Store the ledger uses.
 type Store interface {

@@ -7,14 +7,15 @@ package limits
 
 import (
 	"context"
-	"errors"
 	"time"
+
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 // ErrConcurrencyTimeout is returned by Acquire when the context ends while
-// the caller is still queued for a slot (HTTP 429 "Concurrency limit
-// reached").
-var ErrConcurrencyTimeout = errors.New("limits: concurrency limit reached")
+// the caller is still queued for a slot.
+var ErrConcurrencyTimeout = errcode.New("limits: concurrency limit reached", errcode.Exhausted, "CONCURRENCY_LIMIT_REACHED",
+	"Concurrency limit reached")
 
 // Window is the rate limit window.
 const Window = time.Minute

@@ -4,14 +4,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"sync"
 	"time"
+
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 // ErrQuotaExceeded is returned by Put when the team's stored media would
 // exceed its quota.
-var ErrQuotaExceeded = errors.New("media: the team's media quota is used up")
+var ErrQuotaExceeded = errcode.New("media: the team's media quota is used up", errcode.Exhausted, "MEDIA_QUOTA_EXCEEDED",
+	"Media quota exceeded: this team's stored screenshots, PDFs, audio and video reach its quota. Screenshots and PDFs are kept 24 hours, audio and video one hour; retry once older ones have expired.")
 
 // DefaultTeamQuota is the default quota of one team's stored media: 1 GiB
 // (at most 24 hours of screenshots and PDFs).
