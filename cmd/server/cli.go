@@ -49,7 +49,7 @@ func commands() []command {
 		fs.Int64Var(&f.amount, "amount", -1, "`credits` (required, not negative)")
 	}
 	return []command{
-		{name: "serve", summary: "run the API server and the queue workers (the default command);\nconfigured from the environment: see README's config table and .env.example"},
+		{name: "serve", summary: "run the API server and the queue workers (the default command);\nconfigured from the environment: see 'server help config' and docs/configuration.md"},
 		{name: "worker", summary: "run the queue workers only (crawl and batch pages, webhooks);\nPORT then serves /health, /ready and /metrics alone"},
 		{name: "keys create", summary: "create an API key for a team (the team is created if new) and print it",
 			flags: func(fs *flag.FlagSet, f *cliFlags) {
@@ -81,7 +81,7 @@ func commands() []command {
 			}},
 		{name: "migrate", summary: "apply the database migrations and exit"},
 		{name: "version", summary: "print the version and exit"},
-		{name: "help", summary: "print this usage, or with a command (help keys) that command's"},
+		{name: "help", summary: "print this usage, or with a command (help keys) that command's;\nhelp config lists the environment variables"},
 	}
 }
 
@@ -123,7 +123,7 @@ func printUsage(w io.Writer, prefix string) {
 	fmt.Fprint(w, "Usage: server [COMMAND [SUB-COMMAND]] [FLAGS]\n\n")
 	fmt.Fprint(w, "The scraping API server (v2 HTTP API) and its administration commands.\n")
 	fmt.Fprint(w, "With no command, serve. Every command reads the environment for its\n")
-	fmt.Fprint(w, "configuration (DATABASE_URL or DATA_DIR for the store, etc.: see README).\n\nCommands:\n")
+	fmt.Fprint(w, "configuration (DATABASE_URL or DATA_DIR for the store, etc.: server help config).\n\nCommands:\n")
 	for _, c := range commands() {
 		if prefix != "" && c.name != prefix && !strings.HasPrefix(c.name, prefix+" ") {
 			continue
@@ -215,6 +215,10 @@ func help(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	topic := strings.Join(args, " ")
+	if topic == "config" {
+		printSettings(stdout)
+		return nil
+	}
 	for _, c := range commands() {
 		if c.name == topic || strings.HasPrefix(c.name, topic+" ") {
 			printUsage(stdout, topic)
@@ -224,6 +228,41 @@ func help(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "server help: unknown command %q\n\n", topic)
 	printUsage(stderr, "")
 	return errUsage
+}
+
+// printSettings writes the environment variables of the settings table,
+// each with its default and what it does (docs/configuration.md says more).
+func printSettings(w io.Writer) {
+	fmt.Fprint(w, "Environment variables of every command (docs/configuration.md explains each):\n")
+	for _, s := range (&Config{}).settings() {
+		fmt.Fprintf(w, "\n  %s (default: %s)\n", s.name, plain(s.shownDefault()))
+		for _, line := range wrap(plain(s.doc), 72) {
+			fmt.Fprintf(w, "      %s\n", line)
+		}
+	}
+}
+
+// plain is markdown text without its code quotes.
+func plain(md string) string { return strings.ReplaceAll(md, "`", "") }
+
+// wrap cuts text into lines of at most width runes, at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		if line != "" && len([]rune(line))+1+len([]rune(w)) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // version is the module version the binary was built from, with the VCS

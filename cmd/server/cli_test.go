@@ -54,6 +54,9 @@ func TestUsage(t *testing.T) {
 			stderrHas: []string{"server keys list", "-nope", "--team"}},
 		{name: "stray argument", args: []string{"migrate", "now"}, wantErr: errUsage, emptyOut: true,
 			stderrHas: []string{`unexpected argument "now"`}},
+		{name: "help config", args: []string{"help", "config"}, emptyErrW: true,
+			stdoutHas: []string{"PORT (default: 3002)", "JOB_RESCUE_AFTER (default: JOB_TIMEOUT + 1m)", "LLM_MAX_RETRIES (default: 2)", "docs/configuration.md"},
+			stdoutNot: []string{"keys create", "`"}},
 		{name: "version", args: []string{"version"}, stdoutHas: []string{"firegate", "go1."}, emptyErrW: true},
 	}
 	for _, tt := range tests {

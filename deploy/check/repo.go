@@ -50,10 +50,12 @@ var envNameRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 var fieldCommentRE = regexp.MustCompile(`^\s*([A-Z][A-Z0-9_]*):`)
 
 // ServerEnvVars returns, sorted, every environment variable the server
-// reads according to its source in dir (cmd/server): the string arguments of
-// getenv/os.Getenv/os.LookupEnv calls in its non-test files (literals or
-// package constants), plus the `// NAME:` comments on the fields of the
-// Config struct. New variables are so picked up without editing the checks.
+// reads according to its source in dir (cmd/server): the `name:` of every
+// row of its settings table (a `[]setting{...}` literal), the string
+// arguments of getenv/os.Getenv/os.LookupEnv calls in its non-test files
+// (literals or package constants), plus the `// NAME:` comments on the
+// fields of the Config struct. New variables are so picked up without
+// editing the checks.
 func ServerEnvVars(dir string) ([]string, error) {
 	fset := token.NewFileSet()
 	matches, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -85,6 +87,10 @@ func ServerEnvVars(dir string) ([]string, error) {
 						seen[name] = true
 					}
 				}
+			case *ast.CompositeLit:
+				for _, name := range settingNames(n, consts) {
+					seen[name] = true
+				}
 			case *ast.TypeSpec:
 				if st, ok := n.Type.(*ast.StructType); ok && n.Name.Name == "Config" {
 					for _, field := range st.Fields.List {
@@ -106,6 +112,37 @@ func ServerEnvVars(dir string) ([]string, error) {
 		})
 	}
 	return sortedKeys(seen), nil
+}
+
+// settingNames returns the variable names of the rows of lit when it is
+// the settings table, a `[]setting{{name: "PORT", ...}, ...}` literal.
+func settingNames(lit *ast.CompositeLit, consts map[string]string) []string {
+	at, ok := lit.Type.(*ast.ArrayType)
+	if !ok {
+		return nil
+	}
+	if elt, ok := at.Elt.(*ast.Ident); !ok || elt.Name != "setting" {
+		return nil
+	}
+	var names []string
+	for _, row := range lit.Elts {
+		rl, ok := row.(*ast.CompositeLit)
+		if !ok {
+			continue
+		}
+		for _, e := range rl.Elts {
+			kv, ok := e.(*ast.KeyValueExpr)
+			if !ok {
+				continue
+			}
+			if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "name" {
+				if name, ok := stringValue(kv.Value, consts); ok && envNameRE.MatchString(name) {
+					names = append(names, name)
+				}
+			}
+		}
+	}
+	return names
 }
 
 // isEnvRead reports whether fun is getenv, os.Getenv or os.LookupEnv.

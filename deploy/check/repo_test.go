@@ -61,6 +61,20 @@ type Config struct {
 	Other string // not a variable: lower case
 }
 
+type setting struct{ name, doc string }
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{name: "TABLE_ROW", doc: "a row of the settings table"},
+		{name: envTableConst},
+		{doc: "a row without a name"},
+	}
+}
+
+const envTableConst = "TABLE_CONST"
+
+var notTable = []struct{ name string }{{name: "NOT_A_SETTING"}}
+
 func load(getenv func(string) string) {
 	_ = getenv("DATABASE_URL")
 	_ = getenv(envQueue)
@@ -80,7 +94,7 @@ func load(getenv func(string) string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"DATABASE_URL", "HOME_DIR", "PORT", "QUEUE_WORKERS", "S3_KEY", "X2"}
+	want := []string{"DATABASE_URL", "HOME_DIR", "PORT", "QUEUE_WORKERS", "S3_KEY", "TABLE_CONST", "TABLE_ROW", "X2"}
 	if !slices.Equal(got, want) {
 		t.Errorf("ServerEnvVars = %v, want %v", got, want)
 	}
