@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/scrape"
@@ -64,11 +63,7 @@ var table = []mapping{
 	{scrape.ErrInvalidSchema, http.StatusUnprocessableEntity, "SCRAPE_JSON_SCHEMA_INVALID", ""},
 	{scrape.ErrLLMUnavailable, http.StatusBadGateway, "SCRAPE_LLM_UNAVAILABLE", ""},
 	{scrape.ErrPromptInjection, http.StatusForbidden, "SCRAPE_PROMPT_INJECTION_DETECTED", ""},
-	{crawl.ErrTimeout, http.StatusRequestTimeout, "MAP_TIMEOUT", "The map operation timed out before it finished. Raise timeout, lower limit, or set sitemap to skip or only."},
-	{crawl.ErrBlocked, http.StatusForbidden, "MAP_TARGET_NOT_ALLOWED", "Forbidden: the URL resolves to a private or otherwise non-public address, which this server does not fetch."},
-	{crawl.ErrUnreachable, http.StatusInternalServerError, "MAP_FAILED", "Map failed: the start URL could not be fetched and no sitemap of the site listed any URL."},
-	{crawl.ErrInvalidOptions, http.StatusBadRequest, "BAD_REQUEST", ""},
-	// errcode sentinels: auth, billing, limits, media, monitor.
+	// errcode sentinels: auth, billing, crawl, limits, media, monitor.
 	{target: nil},
 	{interact.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Browser session not found."},
 	{interact.ErrDestroyed, http.StatusGone, "SESSION_DESTROYED", "Browser session has been destroyed."},
@@ -198,7 +193,6 @@ var leads = map[error]string{
 	scrape.ErrFileTooLarge:        "The file expands beyond this server's limits",
 	scrape.ErrInvalidSchema:       "Invalid JSON schema",
 	scrape.ErrProfileBusy:         "The browser profile is in use",
-	crawl.ErrInvalidOptions:       "Invalid options",
 	interact.ErrProfileBusy:       "The browser profile is in use",
 	interact.ErrTooMany:           "Too many browser sessions",
 }
