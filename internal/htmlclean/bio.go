@@ -29,11 +29,11 @@ var bioRole = regexp.MustCompile(`(?i)\b(?:writer|editor|author|journalist|repor
 // writer who covers..."): page furniture under the article, not its text.
 // Forum threads keep them (a post may introduce its poster), and so does a
 // page whose text is mostly the bio: a writer's "About me" page.
-func removeAuthorBios(root *html.Node, pk pageKind) {
-	if pk.isThread() {
+func removeAuthorBios(root *html.Node, pg *page) {
+	if pg.kind.isThread() {
 		return
 	}
-	total := textLen(root)
+	total := pg.textLen(root)
 	if total == 0 {
 		return
 	}
@@ -46,13 +46,13 @@ func removeAuthorBios(root *html.Node, pk pageKind) {
 	inTail := func(seen int) bool { return float64(total-seen-maxBioText) <= bioTailShare*float64(total) }
 	for n := root; n != nil; {
 		if n.Type == html.TextNode {
-			k, _ := nonSpace(n.Data)
+			k, _ := pg.text(n)
 			seen += k
 			n = next(n, root, false)
 			continue
 		}
 		if n != root && n.Type == html.ElementNode && isBlock(n.DataAtom) && inTail(seen) && !hasBlockChild(n) {
-			l := textLen(n)
+			l := pg.textLen(n)
 			if l > 0 && l <= maxBioText && 2*l <= total && float64(total-seen-l) <= bioTailShare*float64(total) {
 				raw, _ := shortText(n, maxBioText)
 				t := strings.Join(strings.Fields(raw), " ")

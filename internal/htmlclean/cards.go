@@ -51,7 +51,7 @@ func findCardGrid(root *html.Node, pg *page) (*html.Node, int) {
 					if c.Type != html.ElementNode || signature(c) != sig {
 						continue
 					}
-					var st proseStats
+					st := proseStats{pg: pg}
 					st.walk(c, false, 0)
 					if st.link > 0 && st.text > 0 {
 						cards++
@@ -127,10 +127,10 @@ func gridCards(grid *html.Node, pg *page) map[*html.Node]bool {
 		}
 		cards[c] = true
 		for n, depth := c, 0; n != nil && depth < maxCardDepth; depth++ {
-			t := textLen(n)
+			t := pg.textLen(n)
 			var inner *html.Node
 			for k := n.FirstChild; k != nil && t > 0; k = k.NextSibling {
-				if k.Type == html.ElementNode && textLen(k)*5 >= t*4 {
+				if k.Type == html.ElementNode && pg.textLen(k)*5 >= t*4 {
 					inner = k
 					break
 				}

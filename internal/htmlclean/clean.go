@@ -94,7 +94,7 @@ func CleanReport(doc *html.Node, opts Options) (*html.Node, Report, error) {
 	if opts.Reparse == nil {
 		return root, rep, nil
 	}
-	if keptTooLittle(textLen(root), visible) {
+	if keptTooLittle(pg.textLen(root), visible) {
 		if fresh, err := opts.Reparse(); err == nil && fresh != nil {
 			if n, fb := fallback(fresh, opts, proseLen(root)); n != nil {
 				return n, Report{Fallback: fb}, nil

@@ -63,7 +63,7 @@ func removeDuplicateBlocks(root, anchor, grid *html.Node, pg *page) {
 		}
 		// The collapsed text has no more non-space bytes than the text
 		// under n: a short block is not worth building it.
-		if textLen(n) < min {
+		if pg.textLen(n) < min {
 			n = next(n, root, true)
 			continue
 		}

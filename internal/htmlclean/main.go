@@ -114,6 +114,7 @@ func nonSpace(s string) (n, commas int) {
 
 // walker runs an iterative post-order walk with a frame per open element.
 type walker struct {
+	pg    *page // counts the texts
 	stack []frame
 	// enter classifies an element; returning remove skips it.
 	enter func(w *walker, n *html.Node) kind
@@ -137,7 +138,7 @@ func (w *walker) run(root *html.Node) frame {
 		if n != nil {
 			switch n.Type {
 			case html.TextNode:
-				t, c := nonSpace(n.Data)
+				t, c := w.pg.text(n)
 				f := w.top()
 				f.text += t
 				f.own += t
@@ -231,6 +232,7 @@ func findAnchor(root *html.Node, pg *page) (anchor *html.Node, total int, main *
 	lds = map[*html.Node]float64{}
 	mains := 0
 	w := walker{
+		pg:       pg,
 		isChrome: isChrome,
 		enter: func(w *walker, n *html.Node) kind {
 			if n.DataAtom == atom.Main || attrIs(n, "role", "main") {
@@ -306,7 +308,7 @@ func mainContent(root *html.Node, pg *page) {
 	}
 	grid, gridText := findCardGrid(root, pg)
 	var cards map[*html.Node]bool
-	if grid != nil && (anchor == nil || gridText*cardGridShare >= anchorRest(anchor, grid, gridText)) {
+	if grid != nil && (anchor == nil || gridText*cardGridShare >= anchorRest(pg, anchor, grid)) {
 		// The page is a grid of cards (products, results, listings)
 		// more than the prose around it: the grid is content, and
 		// the link density of its cards does not remove them.
@@ -314,7 +316,7 @@ func mainContent(root *html.Node, pg *page) {
 			protected[p] = true
 		}
 		cards = gridCards(grid, pg)
-		var st proseStats
+		st := proseStats{pg: pg}
 		st.walk(grid, false, 0)
 		lds[grid] = float64(st.link) / float64(max(st.text, 1))
 	} else {
@@ -345,9 +347,9 @@ func mainContent(root *html.Node, pg *page) {
 		narrow(root, main)
 	}
 	if anchor != nil && (grid == nil || isAncestor(anchor, grid)) && isAncestor(root, anchor) {
-		a, r := textLen(anchor), textLen(root)
+		a, r := pg.textLen(anchor), pg.textLen(root)
 		if r > 0 && a < r && float64(a) >= anchorShare*float64(r) {
-			narrowAround(root, anchor)
+			narrowAround(root, anchor, pg)
 		}
 	}
 	if pk == kindProduct && isAncestor(root, anchor) {
@@ -355,17 +357,17 @@ func mainContent(root *html.Node, pg *page) {
 	}
 	removeNotices(root, anchor, pk)
 	removeBoilerplateSections(root, anchor, pk)
-	removeAuthorBios(root, pk)
+	removeAuthorBios(root, pg)
 	removeDuplicateBlocks(root, anchor, grid, pg)
 }
 
 // anchorRest is the anchor's text that is not the grid's: a grid inside
 // the anchor (a shop's <main> holding its filters, banner and products) is
 // weighed against the rest of the anchor, not against itself.
-func anchorRest(anchor, grid *html.Node, gridText int) int {
-	a := textLen(anchor)
+func anchorRest(pg *page, anchor, grid *html.Node) int {
+	a := pg.textLen(anchor)
 	if isAncestor(anchor, grid) {
-		return a - textLen(grid)
+		return a - pg.textLen(grid)
 	}
 	return a
 }
@@ -381,6 +383,7 @@ func nearEmpty(remaining, total int) bool {
 func prune(root, anchor, grid *html.Node, protected, cards map[*html.Node]bool, lds map[*html.Node]float64, pg *page, mild bool) ([]*html.Node, int) {
 	var removals []*html.Node
 	w := walker{
+		pg:          pg,
 		containerLD: lds,
 		isContent:   func(n *html.Node) bool { return n == anchor || n == grid || isContentElement(n) },
 		enter: func(w *walker, n *html.Node) kind {

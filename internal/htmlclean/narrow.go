@@ -34,7 +34,7 @@ const (
 // narrowAround removes, at every level from the anchor up to root, the
 // siblings that hold no prose (keepSibling). The anchor and its ancestors
 // stay.
-func narrowAround(root, anchor *html.Node) {
+func narrowAround(root, anchor *html.Node, pg *page) {
 	for x := anchor; x != root && x.Parent != nil; x = x.Parent {
 		var nx *html.Node
 		after := false
@@ -44,7 +44,7 @@ func narrowAround(root, anchor *html.Node) {
 				after = true
 				continue
 			}
-			if !keepSibling(s, x == anchor, after) {
+			if !keepSibling(pg, s, x == anchor, after) {
 				x.Parent.RemoveChild(s)
 			}
 		}
@@ -57,10 +57,10 @@ func narrowAround(root, anchor *html.Node) {
 // tables and quotes; and anywhere a block whose longest inline run is prose
 // (minProse; minLeadProse for a paragraph next to the anchor) and whose
 // text is mostly not links.
-func keepSibling(s *html.Node, adjacent, after bool) bool {
+func keepSibling(pg *page, s *html.Node, adjacent, after bool) bool {
 	switch s.Type {
 	case html.TextNode:
-		n, _ := nonSpace(s.Data)
+		n, _ := pg.text(s)
 		return n == 0 || n >= minProse
 	case html.ElementNode:
 	default:
@@ -78,7 +78,7 @@ func keepSibling(s *html.Node, adjacent, after bool) bool {
 	if !after && isTitleBlock(s) {
 		return true // the page title, marked by its class
 	}
-	var st proseStats
+	st := proseStats{pg: pg}
 	st.walk(s, false, 0)
 	switch {
 	case st.text == 0:
@@ -133,6 +133,7 @@ func isTitleBlock(n *html.Node) bool {
 // proseStats measures a subtree: its text, the part in links, and the
 // longest run of text not broken by a block element.
 type proseStats struct {
+	pg                *page // counts the texts
 	text, link, prose int
 	h1, image         bool // holds an h1, an image
 }
@@ -143,7 +144,7 @@ type proseStats struct {
 func (st *proseStats) walk(n *html.Node, inLink bool, depth int) (int, bool) {
 	switch n.Type {
 	case html.TextNode:
-		k, _ := nonSpace(n.Data)
+		k, _ := st.pg.text(n)
 		st.text += k
 		if inLink {
 			st.link += k

@@ -16,10 +16,47 @@ type page struct {
 	// one of their tokens says (values share tokens).
 	values map[string]valueFacts
 	tokens map[string]tokenFacts
+	// texts holds the count of each text node (nonSpace of its data),
+	// counted the first time a rule asks: every walk of the page counts
+	// the same texts, and a text node's data does not change.
+	texts map[*html.Node]textCount
 }
 
 func newPage(pk pageKind) *page {
-	return &page{kind: pk, values: map[string]valueFacts{}, tokens: map[string]tokenFacts{}}
+	return &page{kind: pk, values: map[string]valueFacts{}, tokens: map[string]tokenFacts{}, texts: map[*html.Node]textCount{}}
+}
+
+// minCachedText is the length from which page.text keeps a text's count.
+const minCachedText = 32
+
+// textCount is nonSpace of a text node.
+type textCount struct{ n, commas int32 }
+
+// text is nonSpace(n.Data) for the text node n. Short texts (most are
+// white space between tags) cost less to count than to look up.
+func (pg *page) text(n *html.Node) (int, int) {
+	if len(n.Data) < minCachedText {
+		return nonSpace(n.Data)
+	}
+	c, ok := pg.texts[n]
+	if !ok {
+		k, commas := nonSpace(n.Data)
+		c = textCount{int32(k), int32(commas)}
+		pg.texts[n] = c
+	}
+	return int(c.n), int(c.commas)
+}
+
+// textLen is textLen(n) from the page's counts.
+func (pg *page) textLen(n *html.Node) int {
+	t := 0
+	for c := n; c != nil; c = next(c, n, false) {
+		if c.Type == html.TextNode {
+			k, _ := pg.text(c)
+			t += k
+		}
+	}
+	return t
 }
 
 // valueFacts is what one class or id attribute value says.
