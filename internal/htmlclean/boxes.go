@@ -19,8 +19,7 @@ const maxBoxTitle = 80
 // stay.
 func removeWithTitles(root, anchor *html.Node, removals []*html.Node, titles bool) {
 	type gone struct {
-		parent, prev, next *html.Node
-		links              int // the text of the removed element's links
+		n, parent, prev, next *html.Node
 	}
 	var gones []gone
 	for _, n := range removals {
@@ -28,7 +27,7 @@ func removeWithTitles(root, anchor *html.Node, removals []*html.Node, titles boo
 			continue // inside another removal
 		}
 		if titles && n.Type == html.ElementNode && isBlock(n.DataAtom) {
-			gones = append(gones, gone{parent: n.Parent, prev: textSibling(n, false), next: textSibling(n, true), links: linkTextLen(n)})
+			gones = append(gones, gone{n: n, parent: n.Parent, prev: textSibling(n, false), next: textSibling(n, true)})
 		}
 		n.Parent.RemoveChild(n)
 	}
@@ -39,9 +38,18 @@ func removeWithTitles(root, anchor *html.Node, removals []*html.Node, titles boo
 	for p := anchor; p != nil; p = p.Parent {
 		holdsAnchor[p] = true
 	}
-	removed := map[*html.Node]int{}
+	// The link text that went from a parent, counted when a title is
+	// in question.
+	byParent := map[*html.Node][]*html.Node{}
 	for _, g := range gones {
-		removed[g.parent] += g.links
+		byParent[g.parent] = append(byParent[g.parent], g.n)
+	}
+	removedLinks := func(p *html.Node) int {
+		k := 0
+		for _, n := range byParent[p] {
+			k += linkTextLen(n)
+		}
+		return k
 	}
 	for _, g := range gones {
 		if g.prev == nil {
@@ -50,7 +58,7 @@ func removeWithTitles(root, anchor *html.Node, removals []*html.Node, titles boo
 		if p := g.parent; p != root && p.Parent != nil && !holdsAnchor[p] && !isContentElement(p) && isAncestor(root, p) {
 			rest, short := textUpTo(p, maxBoxTitle)
 			t, _ := textUpTo(g.prev, maxBoxTitle)
-			if short && rest > 0 && t == rest && g.prev.Parent == p && removed[p] >= 2*rest && bareTitle(p) {
+			if short && rest > 0 && t == rest && g.prev.Parent == p && bareTitle(p) && removedLinks(p) >= 2*rest {
 				// The box's text is only the title over what went.
 				p.Parent.RemoveChild(p)
 				continue
@@ -58,7 +66,7 @@ func removeWithTitles(root, anchor *html.Node, removals []*html.Node, titles boo
 		}
 		if h := g.prev; h != nil && h.Parent != nil && isHeading(h.DataAtom) && h.DataAtom != atom.H1 &&
 			(g.next == nil || g.next.Parent == nil || isHeading(g.next.DataAtom) && headingLevel(g.next.DataAtom) <= headingLevel(h.DataAtom)) {
-			if t, short := textUpTo(h, maxBoxTitle); short && g.links >= 2*t && bareTitle(h) && !holdsAnchor[h] {
+			if t, short := textUpTo(h, maxBoxTitle); short && bareTitle(h) && !holdsAnchor[h] && linkTextLen(g.n) >= 2*t {
 				h.Parent.RemoveChild(h)
 			}
 		}

@@ -342,7 +342,11 @@ func mainContent(root *html.Node, pg *page) {
 	}
 	// (A product's or a card grid's boxes keep their labels: "Maker:",
 	// a price.)
-	removeWithTitles(root, anchor, removals, pk != kindProduct && grid == nil)
+	articleLike := pk != kindProduct && grid == nil
+	removeWithTitles(root, anchor, removals, articleLike)
+	if articleLike {
+		removeWithTitles(root, anchor, findTeaserRails(root, anchor), true)
+	}
 	if main != nil && (anchor == nil || isAncestor(main, anchor)) && (grid == nil || isAncestor(main, grid)) && isAncestor(root, main) {
 		narrow(root, main)
 	}
