@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/mediaconv/mediatest"
 	"github.com/firegate/firegate/internal/testenv"
@@ -320,6 +321,22 @@ func TestAudioVideoWithYtdlp(t *testing.T) {
 		testenv.Unavailable(t, "yt-dlp not on PATH: %v", err)
 	}
 	site := mediaSite(t)
+	var mu sync.Mutex
+	agents := map[string]map[string]bool{} // path -> user agents
+	inner := site.Config.Handler
+	site.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if agents[r.URL.Path] == nil {
+			agents[r.URL.Path] = map[string]bool{}
+		}
+		ua := r.UserAgent()
+		if r.Header.Get("Range") != "" {
+			ua = "ranged " + ua // ffmpeg's, through the server's client
+		}
+		agents[r.URL.Path][ua] = true
+		mu.Unlock()
+		inner.ServeHTTP(w, r)
+	})
 	base := startServer(t, mediaServerEnv(nil))
 	code, got := scrapeJSON(t, base, `{"url":"`+site.URL+`/page/jwplayer","formats":["audio"],"timeout":120000}`)
 	if code != 200 {
@@ -336,6 +353,18 @@ func TestAudioVideoWithYtdlp(t *testing.T) {
 	}
 	if p, err := mediatest.ProbeFile(t.Context(), file); err != nil || p.Audio != "mp3" || !nearClip(p.Duration) {
 		t.Errorf("audio %+v %v", p, err)
+	}
+	// ffmpeg's requests (ranged, through the server's client) carried the
+	// user agent yt-dlp used for the page and said the URL needs.
+	mu.Lock()
+	var shared bool
+	for ua := range agents["/media/"+mediatest.MP4] {
+		ua, ranged := strings.CutPrefix(ua, "ranged ")
+		shared = shared || ranged && ua != fetch.DefaultUserAgent && agents["/page/jwplayer"][ua]
+	}
+	mu.Unlock()
+	if !shared {
+		t.Errorf("user agents: page %v, media %v", agents["/page/jwplayer"], agents["/media/"+mediatest.MP4])
 	}
 
 	off := startServer(t, mediaServerEnv(map[string]string{"YTDLP_PATH": filepath.Join(t.TempDir(), "yt-dlp")}))

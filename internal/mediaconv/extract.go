@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/firegate/firegate/internal/logsafe"
@@ -62,10 +64,20 @@ func NewExtractor(opts ExtractorOptions, log *slog.Logger) (*Extractor, error) {
 	return &Extractor{path: p, proxy: opts.Proxy, mem: opts.MemoryBytes, log: log}, nil
 }
 
-// Extract returns the URL of the media of the page at pageURL: a file with
-// sound only when audioOnly (else with video and sound where the platform
-// has one), as yt-dlp chooses it. ErrNotMedia when yt-dlp finds none.
-func (x *Extractor) Extract(ctx context.Context, pageURL string, audioOnly bool) ([]string, error) {
+// Media is a media URL yt-dlp found, with the request headers it says the
+// URL needs (User-Agent, Referer, Origin, Cookie; others are left out).
+type Media struct {
+	URL     string
+	Headers map[string]string
+}
+
+// mediaHeaders are the headers of yt-dlp's http_headers passed on.
+var mediaHeaders = []string{"User-Agent", "Referer", "Origin", "Cookie"} //nolint:gochecknoglobals // a fixed list
+
+// Extract returns the media of the page at pageURL: a file with sound only
+// when audioOnly (else with video and sound where the platform has one),
+// as yt-dlp chooses it. ErrNotMedia when yt-dlp finds none.
+func (x *Extractor) Extract(ctx context.Context, pageURL string, audioOnly bool) ([]Media, error) {
 	ctx, cancel := context.WithTimeout(ctx, maxExtractSeconds*time.Second)
 	defer cancel()
 	home, err := os.MkdirTemp("", "ytdlp-*")
@@ -80,7 +92,8 @@ func (x *Extractor) Extract(ctx context.Context, pageURL string, audioOnly bool)
 	env := []string{"HOME=" + home, "http_proxy=" + x.proxy, "https_proxy=" + x.proxy, "no_proxy="}
 	lim := limits{memoryBytes: x.mem, cpuSeconds: maxExtractSeconds, fileBytes: 1 << 20}
 	out, err := run(ctx, lim, env, x.path, "--ignore-config", "--no-cache-dir", "--no-playlist", "--no-warnings",
-		"--proxy", x.proxy, "--socket-timeout", "30", "-f", format, "--get-url", "--", pageURL)
+		"--proxy", x.proxy, "--socket-timeout", "30", "-f", format,
+		"--print", "%(url)s", "--print", "%(http_headers)j", "--", pageURL)
 	if err != nil {
 		var le *LimitError
 		if errors.As(err, &le) || ctx.Err() != nil {
@@ -88,15 +101,36 @@ func (x *Extractor) Extract(ctx context.Context, pageURL string, audioOnly bool)
 		}
 		return nil, fmt.Errorf("%w: yt-dlp on %s: %w", ErrNotMedia, logsafe.URL(pageURL), err)
 	}
-	var urls []string
-	sc := bufio.NewScanner(bytes.NewReader(out.stdout))
-	for sc.Scan() && len(urls) < 2 {
-		if u, err := url.Parse(string(bytes.TrimSpace(sc.Bytes()))); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-			urls = append(urls, u.String())
-		}
-	}
-	if len(urls) == 0 {
+	media := parseExtract(out.stdout)
+	if len(media) == 0 {
 		return nil, fmt.Errorf("%w: yt-dlp found no media on %s", ErrNotMedia, logsafe.URL(pageURL))
 	}
-	return urls, nil
+	return media, nil
+}
+
+// parseExtract reads yt-dlp's output: a URL line, then a line with the
+// JSON of its headers (at most two such pairs are kept).
+func parseExtract(out []byte) []Media {
+	var media []Media
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64<<10), maxProbeOutput)
+	for sc.Scan() && len(media) < 2 {
+		line := bytes.TrimSpace(sc.Bytes())
+		if u, err := url.Parse(string(line)); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			media = append(media, Media{URL: u.String()})
+			continue
+		}
+		var h map[string]any
+		if len(media) == 0 || media[len(media)-1].Headers != nil || json.Unmarshal(line, &h) != nil {
+			continue
+		}
+		kept := map[string]string{}
+		for _, k := range mediaHeaders {
+			if v, ok := h[k].(string); ok && v != "" && !strings.ContainsAny(v, "\r\n") {
+				kept[k] = v
+			}
+		}
+		media[len(media)-1].Headers = kept
+	}
+	return media
 }

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/firegate/firegate/internal/mediaconv/mediatest"
 	"github.com/firegate/firegate/internal/testenv"
 )
@@ -61,8 +63,8 @@ func TestExtractThroughTheProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(urls) != 1 || urls[0] != srv.URL+"/media/"+mediatest.MP4 {
-		t.Errorf("urls %v", urls)
+	if len(urls) != 1 || urls[0].URL != srv.URL+"/media/"+mediatest.MP4 || urls[0].Headers["User-Agent"] == "" {
+		t.Errorf("media %+v", urls)
 	}
 	if proxied.Load() == 0 {
 		t.Error("yt-dlp made no request through the proxy")
@@ -72,5 +74,19 @@ func TestExtractThroughTheProxy(t *testing.T) {
 	}
 	if _, err := NewExtractor(ExtractorOptions{YtdlpPath: filepath.Join(t.TempDir(), "yt-dlp"), Proxy: proxy.URL}, nil); !errors.Is(err, ErrNotInstalled) {
 		t.Errorf("missing yt-dlp: %v", err)
+	}
+}
+
+func TestParseExtract(t *testing.T) {
+	t.Parallel()
+	out := "https://cdn.example.com/v.mp4?sig=1\n" +
+		`{"User-Agent": "UA/1", "Accept": "*/*", "Referer": "https://www.example.com/watch", "Cookie": "a=1\r\nX-Evil: 1"}` + "\n" +
+		"NA\nnot json\nhttps://cdn.example.com/a.m4a\nhttps://third.example.com/x\n"
+	want := []Media{
+		{URL: "https://cdn.example.com/v.mp4?sig=1", Headers: map[string]string{"User-Agent": "UA/1", "Referer": "https://www.example.com/watch"}},
+		{URL: "https://cdn.example.com/a.m4a"},
+	}
+	if diff := cmp.Diff(want, parseExtract([]byte(out))); diff != "" {
+		t.Errorf("parseExtract (-want +got):\n%s", diff)
 	}
 }

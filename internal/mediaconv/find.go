@@ -20,9 +20,12 @@ type Candidate struct {
 	Kind string
 	// From names where it was found: "video", "audio" (the elements or
 	// their <source> children), "og:video", "og:audio",
-	// "twitter:player:stream", "json-ld", or "request" (a media request
-	// the page made in the browser).
+	// "twitter:player:stream", "json-ld", "request" (a media request
+	// the page made in the browser), or "yt-dlp".
 	From string
+	// Headers are request headers the URL needs (from yt-dlp), sent with
+	// the request's own.
+	Headers map[string]string `json:",omitempty"`
 }
 
 // maxJSONLD bounds one JSON-LD script read for media.

@@ -19,20 +19,20 @@ func TestFind(t *testing.T) {
 	}{
 		{"largest video first, then its sources", `<video src="/small.mp4" width="64" height="36"></video>
 			<video width="1280" height="720"><source src="big.webm" type="video/webm"><source src="big.mp4" type="video/mp4; codecs=avc1"><source src="x.swf" type="application/x-shockwave-flash"></video>`,
-			[]Candidate{{"https://example.com/talks/big.webm", "video", "video"}, {"https://example.com/talks/big.mp4", "video", "video"}, {"https://example.com/small.mp4", "video", "video"}}},
+			[]Candidate{{URL: "https://example.com/talks/big.webm", Kind: "video", From: "video"}, {URL: "https://example.com/talks/big.mp4", Kind: "video", From: "video"}, {URL: "https://example.com/small.mp4", Kind: "video", From: "video"}}},
 		{"audio element and stream source", `<audio src="ep1.mp3"></audio><audio><source src="live.m3u8" type="application/x-mpegURL"></audio>`,
-			[]Candidate{{"https://example.com/talks/ep1.mp3", "audio", "audio"}, {"https://example.com/talks/live.m3u8", "audio", "audio"}}},
+			[]Candidate{{URL: "https://example.com/talks/ep1.mp3", Kind: "audio", From: "audio"}, {URL: "https://example.com/talks/live.m3u8", Kind: "audio", From: "audio"}}},
 		{"open graph, player pages skipped", `<meta property="og:video" content="https://example.com/embed/1"><meta property="og:video:type" content="text/html">
 			<meta property="og:video" content="https://cdn.example.com/1.mp4"><meta property="og:video:type" content="video/mp4">
 			<meta property="og:audio:secure_url" content="https://cdn.example.com/1.mp3">`,
-			[]Candidate{{"https://cdn.example.com/1.mp4", "video", "og:video"}, {"https://cdn.example.com/1.mp3", "audio", "og:audio"}}},
+			[]Candidate{{URL: "https://cdn.example.com/1.mp4", Kind: "video", From: "og:video"}, {URL: "https://cdn.example.com/1.mp3", Kind: "audio", From: "og:audio"}}},
 		{"twitter stream", `<meta name="twitter:player" content="https://example.com/embed"><meta name="twitter:player:stream" content="/s.mp4">`,
-			[]Candidate{{"https://example.com/s.mp4", "", "twitter:player:stream"}}},
+			[]Candidate{{URL: "https://example.com/s.mp4", Kind: "", From: "twitter:player:stream"}}},
 		{"json-ld in a graph and nested", `<script type="application/ld+json">{"@graph":[{"@type":"WebPage"},{"@type":"Article","video":{"@type":"VideoObject","contentUrl":"/v.mp4","embedUrl":"/embed"}}]}</script>
 			<script type="application/ld+json">[{"@type":["AudioObject"],"contentUrl":["a.ogg"]}]</script>`,
-			[]Candidate{{"https://example.com/v.mp4", "video", "json-ld"}, {"https://example.com/talks/a.ogg", "audio", "json-ld"}}},
+			[]Candidate{{URL: "https://example.com/v.mp4", Kind: "video", From: "json-ld"}, {URL: "https://example.com/talks/a.ogg", Kind: "audio", From: "json-ld"}}},
 		{"elements before metadata, each URL once", `<meta property="og:video" content="/v.mp4"><video src="/v.mp4"></video>`,
-			[]Candidate{{"https://example.com/v.mp4", "video", "video"}}},
+			[]Candidate{{URL: "https://example.com/v.mp4", Kind: "video", From: "video"}}},
 		{"no media", `<img src="a.png"><a href="v.mp4">video</a><video src="blob:https://example.com/1"></video><video src="data:video/mp4;base64,AAAA"></video>`, nil},
 	}
 	for _, tt := range tests {

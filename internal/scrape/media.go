@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"strings"
@@ -39,7 +40,7 @@ type MediaConverter interface {
 // MediaExtractor finds the media URLs of a video platform's page, whose
 // HTML does not name them; *mediaconv.Extractor (yt-dlp) implements it.
 type MediaExtractor interface {
-	Extract(ctx context.Context, pageURL string, audioOnly bool) ([]string, error)
+	Extract(ctx context.Context, pageURL string, audioOnly bool) ([]mediaconv.Media, error)
 }
 
 // MediaFiles keeps converted files of a team; *media.Store and
@@ -162,12 +163,12 @@ func (e *Engine) attachMedia(ctx context.Context, o *Options, doc *Document, rt 
 		}
 	}
 	if len(cands) == 0 && e.extractor != nil && rt.resp != nil && rt.resp.URL != "" {
-		urls, err := e.extractor.Extract(ctx, rt.resp.URL, wantAudio && !wantVideo)
+		found, err := e.extractor.Extract(ctx, rt.resp.URL, wantAudio && !wantVideo)
 		if err != nil {
 			e.log.DebugContext(ctx, "media: yt-dlp found nothing", "url", logsafe.URL(rt.resp.URL), "err", err)
 		}
-		for _, u := range urls {
-			cands = append(cands, mediaconv.Candidate{URL: u, Kind: mediaconv.KindOfURL(u), From: "yt-dlp"})
+		for _, m := range found {
+			cands = append(cands, mediaconv.Candidate{URL: m.URL, Kind: mediaconv.KindOfURL(m.URL), From: "yt-dlp", Headers: m.Headers})
 		}
 	}
 	cands = mediaconv.Order(cands, wantVideo)
@@ -181,11 +182,10 @@ func (e *Engine) attachMedia(ctx context.Context, o *Options, doc *Document, rt 
 	}
 	defer os.RemoveAll(dir)
 	hops := e.newHopGuard(o)
-	open := e.mediaOpener(o, hops, rt)
 	var res *mediaconv.Result
 	var unreadable, trackless []string
 	for _, c := range cands[:min(len(cands), maxMediaTries)] {
-		res, err = e.converter.Convert(ctx, mediaconv.Request{URL: c.URL, Open: open, Audio: wantAudio, Video: wantVideo, Dir: dir})
+		res, err = e.converter.Convert(ctx, mediaconv.Request{URL: c.URL, Open: e.mediaOpener(o, hops, rt, c.Headers), Audio: wantAudio, Video: wantVideo, Dir: dir})
 		if err == nil {
 			break
 		}
@@ -253,9 +253,18 @@ func (e *Engine) attachMedia(ctx context.Context, o *Options, doc *Document, rt 
 }
 
 // mediaOpener fetches for the converter through the engine's client, with
-// the request's headers and TLS choice, the proxy the page came through,
-// and the threat checks on the URL and every redirect hop.
-func (e *Engine) mediaOpener(o *Options, hops *hopGuard, rt *route) mediaconv.Opener {
+// the request's headers (and extra, the candidate's, over them) and TLS
+// choice, the proxy the page came through, and the threat checks on the
+// URL and every redirect hop.
+func (e *Engine) mediaOpener(o *Options, hops *hopGuard, rt *route, extra map[string]string) mediaconv.Opener {
+	headers := o.Headers
+	if len(extra) > 0 {
+		headers = maps.Clone(o.Headers)
+		if headers == nil {
+			headers = map[string]string{}
+		}
+		maps.Copy(headers, extra)
+	}
 	return func(ctx context.Context, r mediaconv.OpenRequest) (*mediaconv.OpenResponse, error) {
 		u, err := url.Parse(r.URL)
 		if err != nil {
@@ -266,7 +275,7 @@ func (e *Engine) mediaOpener(o *Options, hops *hopGuard, rt *route) mediaconv.Op
 		}
 		s, err := e.streamer.Open(ctx, fetch.Request{
 			URL:            r.URL,
-			Headers:        o.Headers,
+			Headers:        headers,
 			Mobile:         o.Mobile,
 			AcceptLanguage: fetch.AcceptLanguage(o.Location.Languages),
 			SkipTLSVerify:  o.SkipTLSVerification,
