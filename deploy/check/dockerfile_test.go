@@ -18,13 +18,15 @@ import (
 // ciTestOnlyPackages are the Debian packages .ci/run installs for the tests
 // themselves, not for the server: Node.js and npm run the official
 // JavaScript SDK in the end-to-end test, postgresql-client gives CI
-// pg_isready and pg_ctlcluster, and valgrind counts the instructions of the
-// pipeline cost budget step. Every other package .ci/run installs is
+// pg_isready and pg_ctlcluster, valgrind counts the instructions of the
+// pipeline cost budget step, and yt-dlp is the optional downloader of
+// video platforms' media, which the operator chooses to install (the image
+// leaves it out: YTDLP_PATH). Every other package .ci/run installs is
 // something the server runs at run time (Chromium, its fonts, pdftoppm,
 // tesseract) and must be in the image too, so a tool added for a feature's
 // tests without reaching the image fails here until it is sorted into one
 // list or the other.
-var ciTestOnlyPackages = []string{"nodejs", "npm", "postgresql-client", "valgrind"}
+var ciTestOnlyPackages = []string{"nodejs", "npm", "postgresql-client", "valgrind", "yt-dlp"}
 
 // stage is one FROM ... block of the Dockerfile.
 type stage struct {
