@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -83,15 +84,51 @@ func (s *server) cli(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// startServer builds ./cmd/server and runs it on a free port with env extra.
+// builtServer is ./cmd/server built once for the whole test binary: each
+// build links a ~100 MB binary (3-5 s on a quiet machine, 20 s and more
+// on a loaded one), and the tests start the server two dozen times.
+var builtServer struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// TestMain removes the shared server binary when the tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtServer.dir != "" {
+		os.RemoveAll(builtServer.dir)
+	}
+	os.Exit(code)
+}
+
+// serverBinary builds ./cmd/server on first use and returns its path.
+func serverBinary(t *testing.T) string {
+	t.Helper()
+	builtServer.once.Do(func() {
+		dir, err := os.MkdirTemp("", "firegate-e2e-")
+		if err != nil {
+			builtServer.err = err
+			return
+		}
+		builtServer.dir, builtServer.bin = dir, filepath.Join(dir, "server")
+		build := exec.Command("go", "build", "-o", builtServer.bin, "./cmd/server")
+		build.Dir = ".."
+		if out, err := build.CombinedOutput(); err != nil {
+			builtServer.err = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if builtServer.err != nil {
+		t.Fatal(builtServer.err)
+	}
+	return builtServer.bin
+}
+
+// startServer runs the server binary on a free port with env extra.
 func startServer(t *testing.T, extra ...string) *server {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "server")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/server")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := serverBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
