@@ -415,14 +415,18 @@ func (p *Pool) setup(ctx context.Context, inst *instance, slotID cdp.BrowserCont
 		ua = "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/" + inst.major + ".0.0.0 Mobile Safari/537.36"
 		platform = "Linux armv8l"
 	}
+	ownUA := true
 	for k, v := range req.Headers {
 		if strings.EqualFold(k, "User-Agent") {
-			ua = v
+			ua, ownUA = v, false
 		}
 	}
 	uaParams := emulation.SetUserAgentOverrideParams{UserAgent: ua, AcceptLanguage: acceptLanguage(req.Languages), Platform: platform}
-	if req.Stealth {
-		uaParams.UserAgentMetadata = stealthMetadata(inst.major, req.Mobile)
+	if ownUA {
+		// An override without metadata empties navigator.userAgentData's
+		// brands, which no desktop Chrome has; a User-Agent the request
+		// sets itself may name another browser, so it gets none.
+		uaParams.UserAgentMetadata = chromeMetadata(inst.major, req.Mobile)
 	}
 	if _, err := cdp.Call(ctx, t, emulation.SetUserAgentOverride, uaParams); err != nil {
 		return env, err

@@ -106,9 +106,9 @@ const stealthScript = `(() => {
   }
 })();`
 
-// stealthMetadata is the User-Agent metadata of Chrome major on Linux
+// chromeMetadata is the User-Agent metadata of Chrome major on Linux
 // (the platform the User-Agent names).
-func stealthMetadata(major string, mobile bool) *emulation.UserAgentMetadata {
+func chromeMetadata(major string, mobile bool) *emulation.UserAgentMetadata {
 	n, _ := strconv.Atoi(major)
 	var brands []*emulation.UserAgentBrandVersion
 	for _, b := range chromeBrands(n) {

@@ -169,6 +169,9 @@ func TestBrowserSignals(t *testing.T) {
 	langs, tz := []string{"de-DE", "de"}, "Europe/Berlin"
 	plain := renderSignals(t, p, Request{Languages: langs, Timezone: tz})
 	t.Logf("default profile (%s): %v\n%+v", p.opts.ChromePath, signalProblems(plain, langs, tz), plain)
+	if len(plain.Brands) == 0 || strings.Contains(strings.Join(plain.Brands, ","), "Headless") {
+		t.Errorf("default profile: userAgentData brands %q, want Chrome's", plain.Brands)
+	}
 	stealth := renderSignals(t, p, Request{Languages: langs, Timezone: tz, Stealth: true})
 	if problems := signalProblems(stealth, langs, tz); len(problems) > 0 {
 		t.Errorf("the stealth profile gives itself away:\n%s\n%+v", strings.Join(problems, "\n"), stealth)
