@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // runContract runs the behaviour every Limiter must have. newLimiter returns
@@ -64,22 +66,18 @@ func checkCount(t *testing.T, what string, get func(context.Context, string) (in
 	}
 }
 
-// waitCount polls get until it returns want, failing after 5 seconds.
+// waitCount waits until get returns want, failing after 5 seconds.
 func waitCount(t *testing.T, what string, get func(context.Context, string) (int, error), team string, want int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got, err := get(t.Context(), team)
-		if err != nil {
+	got := -1
+	if !testenv.WaitFor(testenv.Patient(5*time.Second), func() bool {
+		var err error
+		if got, err = get(t.Context(), team); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %d after 5s, want %d", what, got, want)
-		}
-		time.Sleep(time.Millisecond)
+		return got == want
+	}) {
+		t.Fatalf("%s = %d after 5s, want %d", what, got, want)
 	}
 }
 
@@ -189,14 +187,18 @@ func testQueueIsFIFO(t *testing.T, l Limiter) {
 }
 
 // holdConcurrently has callers goroutines acquire a slot of team from
-// limiters (round robin), hold it briefly and release it, and returns the
-// highest number of simultaneous holders seen and how many calls queued.
+// limiters (round robin) and release it, and returns the highest number of
+// simultaneous holders seen and how many calls queued. The first holders
+// keep their slots until the limit is taken and a caller queues behind
+// them (or 10 s pass: a limiter that never queues shows in the peak); the
+// rest release at once, racing each other's grants.
 func holdConcurrently(t *testing.T, limiters []Limiter, team string, limit, callers int) (peak, queued int) {
 	t.Helper()
 	var (
 		holding, maxHolding, waitedCount atomic.Int64
 		wg                               sync.WaitGroup
 	)
+	gate := make(chan struct{})
 	start := time.Now()
 	for i := range callers {
 		l := limiters[i%len(limiters)]
@@ -216,12 +218,20 @@ func holdConcurrently(t *testing.T, limiters []Limiter, team string, limit, call
 					break
 				}
 			}
-			time.Sleep(2 * time.Millisecond)
+			<-gate
 			holding.Add(-1)
 			release()
 		})
 	}
+	full := testenv.WaitFor(testenv.Patient(10*time.Second), func() bool {
+		n, err := limiters[0].Waiting(t.Context(), team)
+		return err == nil && n > 0 && holding.Load() >= int64(limit)
+	})
+	close(gate)
 	wg.Wait()
+	if !full {
+		t.Errorf("the limit of %d was never held with a caller queued (peak %d)", limit, maxHolding.Load())
+	}
 	t.Logf("%d callers, limit %d, %d limiters: done in %v, peak %d, %d queued", callers, limit, len(limiters), time.Since(start), maxHolding.Load(), waitedCount.Load())
 	return int(maxHolding.Load()), int(waitedCount.Load())
 }

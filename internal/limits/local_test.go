@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 func TestLocalContract(t *testing.T) {
@@ -73,12 +75,10 @@ func TestLocalGrantRacesCancel(t *testing.T) {
 			}
 			done <- release
 		}()
-		for {
-			if n, _ := l.Waiting(t.Context(), "t"); n == 1 {
-				break
-			}
-			time.Sleep(10 * time.Microsecond)
-		}
+		testenv.Eventually(t, 5*time.Second, func() bool {
+			n, _ := l.Waiting(t.Context(), "t")
+			return n == 1
+		}, "the second Acquire never queued")
 		go cancel()
 		hold()
 		(<-done)()
