@@ -355,17 +355,9 @@ func TestObserveCharges(t *testing.T) {
 // on: charges made before that are written at once.
 func waitBatching(t *testing.T, l *Ledger) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testenv.Eventually(t, 5*time.Second, func() bool {
 		l.b.mu.Lock()
-		on := l.b.on
-		l.b.mu.Unlock()
-		if on {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not turn batching on")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer l.b.mu.Unlock()
+		return l.b.on
+	}, "Run did not turn batching on")
 }
