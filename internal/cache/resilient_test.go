@@ -54,10 +54,11 @@ func (r *logRecorder) WithGroup(name string) slog.Handler {
 // fakeBackend is a Cache that fails while fail is set, blocks Gets while
 // block is non-nil, and counts the calls that reach it.
 type fakeBackend struct {
-	calls atomic.Int64
-	fail  atomic.Bool
-	block chan struct{}
-	inner *Memory
+	calls   atomic.Int64
+	fail    atomic.Bool
+	block   chan struct{} // when set, Get waits for it to close
+	blocked chan struct{} // when set, Get sends on it as it starts waiting
+	inner   *Memory
 }
 
 var errBackend = errors.New("backend down")
@@ -65,6 +66,9 @@ var errBackend = errors.New("backend down")
 func (f *fakeBackend) Get(ctx context.Context, key string) (Entry, error) {
 	f.calls.Add(1)
 	if f.block != nil {
+		if f.blocked != nil {
+			f.blocked <- struct{}{}
+		}
 		select {
 		case <-f.block:
 		case <-ctx.Done():
@@ -204,19 +208,17 @@ func TestResilientSingleProbe(t *testing.T) {
 	backend.fail.Store(false)
 	clock.Advance(time.Second)
 
-	backend.block = make(chan struct{})
+	backend.block, backend.blocked = make(chan struct{}), make(chan struct{}, 1)
 	calls := backend.calls.Load()
 	probeDone := make(chan error, 1)
 	go func() {
 		_, err := r.Get(ctx, "k")
 		probeDone <- err
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for backend.calls.Load() == calls {
-		if time.Now().After(deadline) {
-			t.Fatal("probe never reached the backend")
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-backend.blocked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("probe never reached the backend")
 	}
 	for range 20 {
 		if _, err := r.Get(ctx, "k"); !errors.Is(err, ErrMiss) {
@@ -443,21 +445,18 @@ func TestResilientRedisOutageAndRecovery(t *testing.T) {
 	}
 
 	proxy.Open() // Redis is back
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		e, err := r.Get(ctx, "k")
-		if err == nil {
-			if string(e.Value) != "cached" || !e.CreatedAt.Equal(want.CreatedAt) {
-				t.Errorf("Get after recovery = %q at %v, want %q at %v", e.Value, e.CreatedAt, want.Value, want.CreatedAt)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no hit within 5s of Redis coming back: %v", err)
-		}
-		time.Sleep(5 * time.Millisecond)
+	reopened := time.Now()
+	var e Entry
+	if !testenv.WaitFor(testenv.Patient(5*time.Second), func() bool {
+		e, err = r.Get(ctx, "k")
+		return err == nil
+	}) {
+		t.Fatalf("no hit within 5s of Redis coming back: %v", err)
 	}
-	t.Logf("recovered after %v", time.Since(deadline.Add(-5*time.Second)))
+	if string(e.Value) != "cached" || !e.CreatedAt.Equal(want.CreatedAt) {
+		t.Errorf("Get after recovery = %q at %v, want %q at %v", e.Value, e.CreatedAt, want.Value, want.CreatedAt)
+	}
+	t.Logf("recovered after %v", time.Since(reopened))
 	if got := logged("cache recovered"); got != 1 {
 		t.Errorf(`"cache recovered" logged %d times, want 1`, got)
 	}
