@@ -71,26 +71,6 @@ func checkInternal(t *testing.T, where, msg string, book *testenv.LogBook, logge
 	return book.CheckHidden(t, where, msg, "", internalLeaks, logged)
 }
 
-// waitEvent polls the recorder until an event of type typ arrives (or 15 s
-// pass) and returns all events so far.
-func waitEvent(rec *recorder, typ string) []map[string]any {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		rec.mu.Lock()
-		evs := append([]map[string]any(nil), rec.events...)
-		rec.mu.Unlock()
-		for _, ev := range evs {
-			if ev["type"] == typ {
-				return evs
-			}
-		}
-		if time.Now().After(deadline) {
-			return evs
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // failedPageEvents maps the source URL of each failed page event to its
 // error.
 func failedPageEvents(evs []map[string]any) map[string]string {
@@ -183,7 +163,7 @@ func TestFailedPagesShowNoInternalError(t *testing.T) {
 						t.Errorf("job error %s: %s %q; want %s %q", e.URL, e.Code, e.Error, w.code, w.msg)
 					}
 				}
-				events := failedPageEvents(waitEvent(rec, strings.Replace(job, "batch", "batch_scrape", 1)+".completed"))
+				events := failedPageEvents(rec.until(15*time.Second, typed(strings.Replace(job, "batch", "batch_scrape", 1)+".completed")))
 				if len(events) != len(want)+1 {
 					t.Errorf("failed page events %v; want %d", events, len(want)+1)
 				}
@@ -240,7 +220,7 @@ func TestFailedJobShowsNoInternalError(t *testing.T) {
 				t.Errorf("extract %s, want failed", j.Status)
 			}
 			var failed map[string]any
-			for _, ev := range waitEvent(rec, "extract.failed") {
+			for _, ev := range rec.until(15*time.Second, typed("extract.failed")) {
 				if ev["type"] == "extract.failed" {
 					failed = ev
 				}

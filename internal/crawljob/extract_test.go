@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,20 +59,6 @@ func extractOptions(hook string) crawljob.JobOptions {
 	return o
 }
 
-// waitEvents polls the recorder until it holds n events (or 15 s pass).
-func waitEvents(rec *recorder, n int) []map[string]any {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		rec.mu.Lock()
-		evs := slices.Clone(rec.events)
-		rec.mu.Unlock()
-		if len(evs) >= n || time.Now().After(deadline) {
-			return evs
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestExtractJob runs an extract over two pages and a redirect loop: it is
 // billed by tokens (120 a page: 8 credits), its result merges the pages',
 // and its webhook gets extract.started, then extract.completed with the
@@ -123,7 +108,7 @@ func TestExtractJob(t *testing.T) {
 
 			// Page events would be queued as the pages finish, a second ahead
 			// of completed (queued last, delayed): they would be in by now.
-			evs := waitEvents(rec, 2)
+			evs := rec.until(15*time.Second, count(2))
 			if len(evs) != 2 || evs[0]["type"] != "extract.started" || evs[1]["type"] != "extract.completed" {
 				t.Fatalf("events %v, want extract.started then extract.completed only", evs)
 			}
@@ -159,7 +144,7 @@ func TestExtractJobFails(t *testing.T) {
 			if j.Status != store.JobFailed || j.Error == "" || j.CreditsUsed != 0 {
 				t.Fatalf("job %s %q credits %d; want failed with the page's error", j.Status, j.Error, j.CreditsUsed)
 			}
-			evs := waitEvents(rec, 1)
+			evs := rec.until(15*time.Second, count(1))
 			if len(evs) != 1 || evs[0]["type"] != "extract.failed" || evs[0]["success"] != false || evs[0]["error"] != j.Error {
 				t.Errorf("events %v", evs)
 			}

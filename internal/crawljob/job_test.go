@@ -133,20 +133,18 @@ func (h *harness) start(t testing.TB, start string, o crawljob.JobOptions, limit
 // wait polls the job until it leaves scraping.
 func (h *harness) wait(t testing.TB, id string, timeout time.Duration) store.Job {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		j, err := h.st.Job(t.Context(), id)
-		if err != nil {
+	var j store.Job
+	done := testenv.WaitFor(testenv.Patient(timeout), func() bool {
+		var err error
+		if j, err = h.st.Job(t.Context(), id); err != nil {
 			t.Fatal(err)
 		}
-		if j.Status != store.JobScraping {
-			return j
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job still scraping after %v: %d/%d done", timeout, j.Completed, j.Total)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return j.Status != store.JobScraping
+	})
+	if !done {
+		t.Fatalf("job still scraping after %v: %d/%d done", testenv.Patient(timeout), j.Completed, j.Total)
 	}
+	return j
 }
 
 // docURLs are the source URLs of the job's documents.
@@ -315,16 +313,13 @@ func TestCrawlCancelStopsPromptly(t *testing.T) {
 			h := newHarness(t, openStore(t, kind), harnessOptions{workers: 4})
 			o := defaultOptions()
 			id := h.start(t, srv.URL+"/", o, 10000)
-			for {
+			testenv.Eventually(t, 30*time.Second, func() bool {
 				j, err := h.st.Job(t.Context(), id)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if j.Documents >= 5 {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return j.Documents >= 5
+			}, "the crawl stored no 5 documents")
 			if err := h.runner.Cancel(t.Context(), h.team.ID, id); err != nil {
 				t.Fatal(err)
 			}
@@ -334,17 +329,15 @@ func TestCrawlCancelStopsPromptly(t *testing.T) {
 			hits := site.TotalHits()
 			// The cancelled crawl's queued pages are taken and dropped
 			// without a fetch: the queue drains.
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				n, err := h.q.Depth(t.Context())
-				if err != nil {
+			depth := -1
+			if !testenv.WaitFor(testenv.Patient(30*time.Second), func() bool {
+				var err error
+				if depth, err = h.q.Depth(t.Context()); err != nil {
 					t.Fatal(err)
 				}
-				if n == 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%d jobs still queued 30s after the cancel", n)
-				}
+				return depth == 0
+			}) {
+				t.Fatalf("%d jobs still queued %v after the cancel", depth, testenv.Patient(30*time.Second))
 			}
 			// Stopping the queue waits for the pages in flight; only those
 			// (one a worker) may have reached the site after the cancel.
@@ -369,10 +362,47 @@ func TestCrawlCancelStopsPromptly(t *testing.T) {
 
 // recorder receives webhooks.
 type recorder struct {
-	mu     sync.Mutex
-	events []map[string]any
-	sigs   []bool
-	secret string
+	mu      sync.Mutex
+	events  []map[string]any
+	sigs    []bool
+	secret  string
+	arrived chan struct{} // closed (and dropped) when an event arrives
+}
+
+// until waits, woken by each event that arrives, until cond holds over the
+// events so far, and returns them; after timeout (Patient's) it returns
+// what came, for the caller to judge.
+func (rc *recorder) until(timeout time.Duration, cond func(evs []map[string]any) bool) []map[string]any {
+	expired := time.After(testenv.Patient(timeout))
+	for {
+		rc.mu.Lock()
+		evs := slices.Clone(rc.events)
+		if rc.arrived == nil {
+			rc.arrived = make(chan struct{})
+		}
+		arrived := rc.arrived
+		rc.mu.Unlock()
+		if cond(evs) {
+			return evs
+		}
+		select {
+		case <-arrived:
+		case <-expired:
+			return evs
+		}
+	}
+}
+
+// count is a condition of until: at least n events.
+func count(n int) func([]map[string]any) bool {
+	return func(evs []map[string]any) bool { return len(evs) >= n }
+}
+
+// typed is a condition of until: an event of type typ.
+func typed(typ string) func([]map[string]any) bool {
+	return func(evs []map[string]any) bool {
+		return slices.ContainsFunc(evs, func(ev map[string]any) bool { return ev["type"] == typ })
+	}
 }
 
 func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -390,6 +420,10 @@ func (rc *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc.mu.Lock()
 	rc.events = append(rc.events, ev)
 	rc.sigs = append(rc.sigs, webhook.Verify(rc.secret, body, r.Header.Get(webhook.SignatureHeader)))
+	if rc.arrived != nil {
+		close(rc.arrived)
+		rc.arrived = nil
+	}
 	rc.mu.Unlock()
 	w.WriteHeader(http.StatusOK)
 }
@@ -419,16 +453,7 @@ func TestBatchWebhooksArriveSignedInOrder(t *testing.T) {
 			if j.Status != store.JobCompleted || j.Documents != 3 || j.Total != 4 {
 				t.Fatalf("job %+v", j)
 			}
-			deadline := time.Now().Add(15 * time.Second)
-			for {
-				rec.mu.Lock()
-				n := len(rec.events)
-				rec.mu.Unlock()
-				if n >= 6 || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			rec.until(15*time.Second, count(6))
 			rec.mu.Lock()
 			defer rec.mu.Unlock()
 			if len(rec.events) != 6 {
@@ -489,6 +514,9 @@ func (p *politeSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.inFlight++
 	p.maxSeen = max(p.maxSeen, p.inFlight)
 	p.mu.Unlock()
+	// A page takes 10 ms, so that requests sent at once would overlap
+	// here (maxSeen); the spacing of arrivals, a duration (Crawl-delay),
+	// is what the test checks.
 	time.Sleep(10 * time.Millisecond)
 	p.mu.Lock()
 	p.inFlight--

@@ -49,7 +49,8 @@ func TestDeadWorkersPages(t *testing.T) {
 			t.Cleanup(srv.Close)
 			st := openStore(t, kind)
 			ws := st.(store.WorkerStore)
-			const deadAfter = time.Second
+			// The dead worker's beat is staged an hour old (StageDead).
+			const deadAfter = time.Minute
 			h := newHarness(t, st, harnessOptions{workers: 4, liveness: ws, deadAfter: deadAfter, deferStart: true})
 			o := defaultOptions()
 			id := crawljob.NewJobID()
@@ -60,10 +61,7 @@ func TestDeadWorkersPages(t *testing.T) {
 			const maxAttempts = 5 // the queue's default
 			queuetest.StageRunning(t, st, "page", "url", srv.URL+"/retried", 1, "dead")
 			queuetest.StageRunning(t, st, "page", "url", srv.URL+"/poison", maxAttempts-1, "dead")
-			if err := ws.Heartbeat(t.Context(), "dead"); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(deadAfter + 200*time.Millisecond)
+			queuetest.StageDead(t, st, "dead")
 			if err := h.q.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}

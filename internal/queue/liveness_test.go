@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/firegate/firegate/internal/queue"
+	"github.com/firegate/firegate/internal/queue/queuetest"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/teststore"
 	"github.com/firegate/firegate/internal/testenv"
@@ -28,9 +29,6 @@ type riverTable interface {
 	setRunning(t *testing.T, n, attempt int, worker string)
 	// job reads echo job n's state, attempt and recorded errors (JSON).
 	job(t *testing.T, n int) (state string, attempt int, errors string)
-	// age sets worker's last heartbeat to age ago, as if it had stopped
-	// beating then.
-	age(t *testing.T, worker string, age time.Duration)
 }
 
 type pgTable struct{ pool *pgxpool.Pool }
@@ -57,29 +55,7 @@ func (p pgTable) job(t *testing.T, n int) (string, int, string) {
 	return state, attempt, errs
 }
 
-func (p pgTable) age(t *testing.T, worker string, age time.Duration) {
-	t.Helper()
-	tag, err := p.pool.Exec(t.Context(), `UPDATE workers SET beat_at = now() - make_interval(secs => $2::float8)
-		WHERE id = $1`, worker, age.Seconds())
-	if err != nil || tag.RowsAffected() != 1 {
-		t.Fatalf("age worker %s: %v (%d rows)", worker, err, tag.RowsAffected())
-	}
-}
-
 type sqliteTable struct{ db *sql.DB }
-
-func (s sqliteTable) age(t *testing.T, worker string, age time.Duration) {
-	t.Helper()
-	// The store's timestamp format (sqlite.timeFormat).
-	at := time.Now().Add(-age).UTC().Format("2006-01-02T15:04:05.000000Z07:00")
-	res, err := s.db.ExecContext(t.Context(), `UPDATE workers SET beat_at = ? WHERE id = ?`, at, worker)
-	if err != nil {
-		t.Fatalf("age worker %s: %v", worker, err)
-	}
-	if k, _ := res.RowsAffected(); k != 1 {
-		t.Fatalf("age worker %s: %d rows", worker, k)
-	}
-}
 
 func (s sqliteTable) setRunning(t *testing.T, n, attempt int, worker string) {
 	t.Helper()
@@ -214,12 +190,10 @@ func TestDeadWorkerJobsRunAgain(t *testing.T) {
 			table.setRunning(t, 2, 1, "alive")
 			table.setRunning(t, 3, 1, "unknown")
 			table.setRunning(t, 4, 3, "dead")
-			for _, id := range []string{"dead", "alive"} {
-				if err := ws.Heartbeat(ctx, id); err != nil {
-					t.Fatal(err)
-				}
+			if err := ws.Heartbeat(ctx, "alive"); err != nil {
+				t.Fatal(err)
 			}
-			table.age(t, "dead", time.Hour)
+			queuetest.StageDead(t, ws, "dead")
 
 			started := time.Now()
 			if err := q.Start(ctx); err != nil {
@@ -321,7 +295,7 @@ func TestOwnStaleRowKeepsJobs(t *testing.T) {
 	}
 	// Its one recorded beat (at Start) is now an hour old; later ones
 	// are lost (frozen).
-	table.age(t, q.ID(), time.Hour)
+	queuetest.StageDead(t, ws, q.ID())
 	live.sweepsRun(t, 2)
 	if stale, err := ws.StaleWorkers(t.Context(), deadAfter); err != nil || len(stale) != 1 || stale[0] != q.ID() {
 		t.Fatalf("stale workers %q, %v; want only this queue's (its beats are frozen)", stale, err)

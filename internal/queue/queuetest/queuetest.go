@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // StageRunning makes the one job of kind whose args member arg is value
@@ -41,18 +43,37 @@ func StageRunning(t testing.TB, db any, kind, arg, value string, attempt int, wo
 	}
 }
 
+// StageDead records worker's last heartbeat an hour ago, as a process that
+// died then leaves its row: the first sweep of a queue whose DeadAfter is
+// under an hour finds it dead, without the test waiting for a beat to age.
+func StageDead(t testing.TB, db any, worker string) {
+	t.Helper()
+	var n int64
+	switch db := db.(type) {
+	case interface{ Pool() *pgxpool.Pool }:
+		n = pgExec(t, db.Pool(), `INSERT INTO workers (id, started_at, beat_at) VALUES ($1, now() - interval '2 hours', now() - interval '1 hour')
+			ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at`, worker)
+	case interface{ WriteDB() *sql.DB }:
+		// The store's timestamp format (sqlite.timeFormat).
+		const format = "2006-01-02T15:04:05.000000Z07:00"
+		now := time.Now().UTC()
+		n = sqliteExec(t, db.WriteDB(), `INSERT INTO workers (id, started_at, beat_at) VALUES (?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET beat_at = excluded.beat_at`,
+			worker, now.Add(-2*time.Hour).Format(format), now.Add(-time.Hour).Format(format))
+	default:
+		t.Fatalf("queuetest: %T is neither a Postgres nor a SQLite store", db)
+	}
+	if n != 1 {
+		t.Fatalf("stage worker %s dead: %d rows", worker, n)
+	}
+}
+
 // waitStaged runs stage (an UPDATE of the one job matched, when it is not
 // running) until it changes a row: a job running now is left to end its
 // attempt. It fails t after 30 s.
 func waitStaged(t testing.TB, what string, stage func() int64) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for stage() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("stage %s: no such job waiting to run", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 30*time.Second, func() bool { return stage() == 1 }, "stage %s: no such job waiting to run", what)
 }
 
 // idleStates are the states of a job waiting for its next attempt.
