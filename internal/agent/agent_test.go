@@ -264,20 +264,17 @@ func (h *harness) start(t testing.TB, maxCredits int64, o agent.Options) string 
 // wait polls the run until it is no longer processing.
 func (h *harness) wait(t testing.TB, id string, timeout time.Duration) store.AgentRun {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		run, err := h.st.AgentRun(t.Context(), id)
-		if err != nil {
+	var run store.AgentRun
+	if !testenv.WaitFor(testenv.Patient(timeout), func() bool {
+		var err error
+		if run, err = h.st.AgentRun(t.Context(), id); err != nil {
 			t.Fatal(err)
 		}
-		if run.Status != store.AgentProcessing {
-			return run
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s still processing after %s (step %d)", id, timeout, run.Step)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return run.Status != store.AgentProcessing
+	}) {
+		t.Fatalf("run %s still processing after %s (step %d)", id, testenv.Patient(timeout), run.Step)
 	}
+	return run
 }
 
 // events returns the run's trace as decoded objects.
@@ -311,18 +308,6 @@ func last(evs []map[string]any, typ string) map[string]any {
 		}
 	}
 	return nil
-}
-
-// waitFor polls cond until it holds.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 const lighthouseSchema = `{"type":"object","properties":{"name":{"type":"string"},"year":{"type":"integer"}},"required":["name","year"]}`
@@ -378,16 +363,16 @@ func TestRunCompletes(t *testing.T) {
 			if run.CreditsUsed != 35 {
 				t.Errorf("creditsUsed = %d, want 35", run.CreditsUsed)
 			}
-			waitFor(t, "the charge", 10*time.Second, func() bool { return len(h.ledger.all()) > 0 })
+			testenv.Eventually(t, 10*time.Second, func() bool { return len(h.ledger.all()) > 0 }, "still waiting for the charge")
 			cs := h.ledger.all()
 			if len(cs) != 1 || cs[0].Credits != 35 || cs[0].Kind != "agent" || cs[0].IdempotencyKey != "agent:"+id {
 				t.Errorf("charges = %+v", cs)
 			}
 			// The charge follows the status change: wait for it.
-			waitFor(t, "the charge", 10*time.Second, func() bool {
+			testenv.Eventually(t, 10*time.Second, func() bool {
 				b, _ := h.st.CreditBalance(t.Context(), h.team.ID)
 				return b.Remaining == 965
-			})
+			}, "still waiting for the charge")
 			reqs := h.model.Requests()
 			if len(reqs) != 4 || !strings.Contains(reqs[0].System(), `"year"`) || !strings.Contains(reqs[0].LastUser(), "Bell Rock") {
 				t.Errorf("model requests = %d; first system %q", len(reqs), reqs[0].System())
@@ -419,7 +404,7 @@ func TestRunCompletes(t *testing.T) {
 			if err != nil || sn.Content != `{"name":"Bell Rock","year":1810}` {
 				t.Errorf("final snapshot = %+v, %v", sn, err)
 			}
-			waitFor(t, "completed webhook", 10*time.Second, func() bool { return h.hooks.of("agent.completed") != nil })
+			testenv.Eventually(t, 10*time.Second, func() bool { return h.hooks.of("agent.completed") != nil }, "still waiting for completed webhook")
 			done := h.hooks.of("agent.completed")
 			data := done["data"].([]any)[0].(map[string]any)
 			if data["creditsUsed"] != float64(35) || fmt.Sprint(data["data"]) != "map[name:Bell Rock year:1810]" {
@@ -462,7 +447,7 @@ func TestCreditLimit(t *testing.T) {
 			if fin["outcome"] != "credit_limit_reached" || e["code"] != "credit_limit_reached" || e["retryable"] != false {
 				t.Errorf("run.finished = %v", fin)
 			}
-			waitFor(t, "failed webhook", 10*time.Second, func() bool { return h.hooks.of("agent.failed") != nil })
+			testenv.Eventually(t, 10*time.Second, func() bool { return h.hooks.of("agent.failed") != nil }, "still waiting for failed webhook")
 			// The webhook is queued after a charge would have been made.
 			if cs := h.ledger.all(); len(cs) != 0 {
 				t.Errorf("charges = %+v, want none", cs)
@@ -490,7 +475,7 @@ func TestCancel(t *testing.T) {
 				llmtest.WriteToolCalls(w, nil, llmtest.Call("s", "scrape", map[string]any{"url": h.site.URL + "/slow"}))
 			}, harnessOptions{})
 			id := h.start(t, 100, agent.Options{Prompt: "read the slow page"})
-			waitFor(t, "the slow page", 20*time.Second, func() bool { return h.site.count("/slow") > 0 })
+			testenv.Eventually(t, 20*time.Second, func() bool { return h.site.count("/slow") > 0 }, "still waiting for the slow page")
 			cancelled := time.Now()
 			if err := h.runner.Cancel(t.Context(), h.team.ID, id); err != nil {
 				t.Fatal(err)
@@ -519,7 +504,7 @@ func TestCancel(t *testing.T) {
 			if ty := types(evs); ty[len(ty)-1] != "run.finished" {
 				t.Errorf("events after run.finished: %v", ty)
 			}
-			waitFor(t, "cancelled webhook", 10*time.Second, func() bool { return h.hooks.of("agent.cancelled") != nil })
+			testenv.Eventually(t, 10*time.Second, func() bool { return h.hooks.of("agent.cancelled") != nil }, "still waiting for cancelled webhook")
 
 			done := h.start(t, 100, agent.Options{Prompt: "quick"})
 			if run := h.wait(t, done, 20*time.Second); run.Status != store.AgentCompleted || string(run.Data) != `"done"` {

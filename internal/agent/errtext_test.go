@@ -80,9 +80,9 @@ func TestRunErrorsShowNoInternalError(t *testing.T) {
 					log, book := testenv.NewLogBook(t)
 					h := newHarness(t, kind, failingModel(c.code), harnessOptions{log: log})
 					id := h.start(t, 100, agent.Options{Prompt: "find it"})
-					waitFor(t, "the first attempt's error", 20*time.Second, func() bool {
+					testenv.Eventually(t, 20*time.Second, func() bool {
 						return last(h.events(t, id), "error.occurred") != nil
-					})
+					}, "still waiting for the first attempt's error")
 					// The step's next attempt is its last.
 					queuetest.StageNextAttempt(t, h.st, "agent_step", "run", id, 3)
 					run := h.wait(t, id, 30*time.Second)

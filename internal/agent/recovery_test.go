@@ -19,7 +19,8 @@ import (
 func TestWorkerDied(t *testing.T) {
 	for _, kind := range stores {
 		t.Run(kind, func(t *testing.T) {
-			const deadAfter = time.Second
+			// The dead worker's beat is staged an hour old (StageDead).
+			const deadAfter = time.Minute
 			h := newHarness(t, kind, func(w http.ResponseWriter, r llmtest.Request) {
 				llmtest.WriteToolCalls(w, nil, llmtest.Call("f", "finish", map[string]any{"data": "resumed"}))
 			}, harnessOptions{liveness: true, deadAfter: deadAfter, deferStart: true})
@@ -27,11 +28,7 @@ func TestWorkerDied(t *testing.T) {
 			poison := h.start(t, 100, agent.Options{Prompt: "keeps killing workers"})
 			queuetest.StageRunning(t, h.st, "agent_step", "run", resumed, 1, "dead")
 			queuetest.StageRunning(t, h.st, "agent_step", "run", poison, 3, "dead") // the step's attempts are 4
-			if err := h.st.Heartbeat(t.Context(), "dead"); err != nil {
-				t.Fatal(err)
-			}
-			// The dead worker's heartbeat must age past deadAfter.
-			time.Sleep(deadAfter + 200*time.Millisecond)
+			queuetest.StageDead(t, h.st, "dead")
 			if err := h.q.Start(t.Context()); err != nil {
 				t.Fatal(err)
 			}
