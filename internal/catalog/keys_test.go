@@ -1,11 +1,13 @@
 package catalog
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/teststore"
 	"github.com/firegate/firegate/internal/testenv"
 )
@@ -14,7 +16,8 @@ func TestKeysProtocol(t *testing.T) {
 	t.Parallel()
 	st := teststore.SQLite(t)
 	ctx := t.Context()
-	a, b := NewKeys(st, testenv.Logger(t)), NewKeys(st, testenv.Logger(t))
+	renewals := &renewSignal{IdempotencyStore: st, renewed: make(chan struct{}, 16)}
+	a, b := NewKeys(renewals, testenv.Logger(t)), NewKeys(st, testenv.Logger(t))
 	a.Lease, b.Lease = 300*time.Millisecond, 300*time.Millisecond
 	team := uuid.NewString()
 	hash, other := []byte("h1"), []byte("h2")
@@ -24,8 +27,14 @@ func TestKeysProtocol(t *testing.T) {
 		t.Fatalf("first Begin = %+v, %v", first, err)
 	}
 	// Renewed while held: another process sees it in flight, well past
-	// the lease.
-	time.Sleep(3 * a.Lease)
+	// the lease (four renewals, a third of it apart).
+	for i := range 4 {
+		select {
+		case <-renewals.renewed:
+		case <-time.After(testenv.Patient(10 * time.Second)):
+			t.Fatalf("the holder renewed its key %d times, want 4", i)
+		}
+	}
 	if got, err := b.Begin(ctx, team, "k", hash, "scrape-2", time.Minute); err != nil || got.Outcome != InFlight {
 		t.Fatalf("Begin while held = %+v, %v; want InFlight", got.Outcome, err)
 	}
@@ -51,27 +60,20 @@ func TestKeysProtocol(t *testing.T) {
 	}
 	held.held.end()
 	sawUnresolved := false
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := b.Begin(ctx, team, "late", hash, "scrape-4", time.Minute)
-		if err != nil {
+	if !testenv.WaitFor(10*time.Second, func() bool {
+		var err error
+		if got, err = b.Begin(ctx, team, "late", hash, "scrape-4", time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if got.Outcome == Unresolved {
-			sawUnresolved = true
-		}
-		if got.Outcome == Run {
-			if got.Record.ScrapeID != "scrape-3" {
-				t.Errorf("reclaimed with scrape id %q, want scrape-3", got.Record.ScrapeID)
-			}
-			b.Release(ctx, got)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never reclaimed; last %v", got.Outcome)
-		}
-		time.Sleep(20 * time.Millisecond)
+		sawUnresolved = sawUnresolved || got.Outcome == Unresolved
+		return got.Outcome == Run
+	}) {
+		t.Fatalf("never reclaimed; last %v", got.Outcome)
 	}
+	if got.Record.ScrapeID != "scrape-3" {
+		t.Errorf("reclaimed with scrape id %q, want scrape-3", got.Record.ScrapeID)
+	}
+	b.Release(ctx, got)
 	if !sawUnresolved {
 		t.Errorf("the lapsed key was never unresolved before the reclaim")
 	}
@@ -81,25 +83,38 @@ func TestKeysProtocol(t *testing.T) {
 	if err != nil || short.Outcome != Run {
 		t.Fatalf("Begin = %+v, %v", short, err)
 	}
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		got, err := b.Begin(ctx, team, "short", hash, "scrape-7", time.Minute)
-		if err != nil {
+	if !testenv.WaitFor(10*time.Second, func() bool {
+		var err error
+		if got, err = b.Begin(ctx, team, "short", hash, "scrape-7", time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if got.Outcome == Run {
-			b.Release(ctx, got)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a holder past its run kept the key: %v", got.Outcome)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return got.Outcome == Run
+	}) {
+		t.Fatalf("a holder past its run kept the key: %v", got.Outcome)
 	}
+	b.Release(ctx, got)
 	a.Release(ctx, short)
 	if got, err := a.Begin(ctx, team, "late", hash, "scrape-5", time.Minute); err != nil || got.Outcome != Run {
 		t.Errorf("Begin after the release = %+v, %v; want Run", got.Outcome, err)
 	} else {
 		a.Release(ctx, got)
 	}
+}
+
+// renewSignal passes a store's idempotency calls through and signals each
+// successful renewal of a key (dropped when nobody listens).
+type renewSignal struct {
+	store.IdempotencyStore
+	renewed chan struct{}
+}
+
+func (r *renewSignal) RenewRequest(ctx context.Context, teamID, key, owner string, lease time.Duration) (bool, error) {
+	ok, err := r.IdempotencyStore.RenewRequest(ctx, teamID, key, owner, lease)
+	if ok && err == nil {
+		select {
+		case r.renewed <- struct{}{}:
+		default:
+		}
+	}
+	return ok, err
 }
