@@ -5,8 +5,9 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,30 +15,78 @@ import (
 	"github.com/firegate/firegate/internal/netguard/netguardtest"
 )
 
-// listen accepts on addr and counts the connections.
-func listen(t *testing.T, addr string) (net.Listener, *atomic.Int64) {
+// server accepts on a loopback address and records the peer of each
+// connection, in the order accepted.
+type server struct {
+	addr     string
+	mu       sync.Mutex
+	peers    []string
+	accepted chan struct{} // closed (and dropped) at each accept
+}
+
+// listen starts a server on addr.
+func listen(t *testing.T, addr string) (net.Listener, *server) {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	var n atomic.Int64
+	s := &server{addr: ln.Addr().String()}
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			n.Add(1)
+			s.mu.Lock()
+			s.peers = append(s.peers, c.RemoteAddr().String())
+			if s.accepted != nil {
+				close(s.accepted)
+				s.accepted = nil
+			}
+			s.mu.Unlock()
 			c.Close()
 		}
 	}()
-	return ln, &n
+	return ln, s
+}
+
+// settled returns how many connections the server took before one the
+// test makes now. Every dial before has returned, its handshake done, so
+// its connection waits in the listener's queue ahead of the test's, and a
+// listener accepts in arrival order: once the test's is accepted, the
+// count is final, with no pause for stragglers.
+func (s *server) settled(t *testing.T) int {
+	t.Helper()
+	c, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	me := c.LocalAddr().String()
+	expired := time.After(10 * time.Second)
+	for {
+		s.mu.Lock()
+		if i := slices.Index(s.peers, me); i >= 0 {
+			s.mu.Unlock()
+			return i
+		}
+		if s.accepted == nil {
+			s.accepted = make(chan struct{})
+		}
+		accepted := s.accepted
+		s.mu.Unlock()
+		select {
+		case <-accepted:
+		case <-expired:
+			t.Fatalf("%s did not accept the test's connection", s.addr)
+		}
+	}
 }
 
 // samePortPair listens on 127.0.0.2 and 127.0.0.1 on one port number.
-func samePortPair(t *testing.T) (port int, public, canary *atomic.Int64) {
+func samePortPair(t *testing.T) (port int, public, canary *server) {
 	t.Helper()
 	for range 20 {
 		ln, pub := listen(t, "127.0.0.2:0")
@@ -86,11 +135,10 @@ func TestDialRebinding(t *testing.T) {
 	if ok != 3 || blocked != 3 {
 		t.Errorf("%d dials connected, %d refused; want 3 and 3", ok, blocked)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := canary.Load(); n != 0 {
+	if n := canary.settled(t); n != 0 {
 		t.Errorf("the loopback canary saw %d connections", n)
 	}
-	if n := public.Load(); n != 3 {
+	if n := public.settled(t); n != 3 {
 		t.Errorf("the permitted server saw %d connections, want 3", n)
 	}
 	// A name that does not resolve fails closed.
@@ -126,8 +174,7 @@ func TestAllowTargetsDial(t *testing.T) {
 			t.Errorf("dial %s: %v, want ErrBlocked", addr, err)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
-	if two.Load() != 1 || one.Load() != 1 {
-		t.Errorf("127.0.0.2 saw %d connections, 127.0.0.1 saw %d; want 1 each (the allowed name)", two.Load(), one.Load())
+	if n2, n1 := two.settled(t), one.settled(t); n2 != 1 || n1 != 1 {
+		t.Errorf("127.0.0.2 saw %d connections, 127.0.0.1 saw %d; want 1 each (the allowed name)", n2, n1)
 	}
 }
