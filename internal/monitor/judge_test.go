@@ -123,26 +123,25 @@ func TestJudge(t *testing.T) {
 	if bal, _ := st.CreditBalance(t.Context(), team.ID); bal.Remaining != 100-34 {
 		t.Errorf("remaining %d, want 66", bal.Remaining)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	var found bool
-	for !found && time.Now().Before(deadline) {
+	var event json.RawMessage
+	if !testenv.WaitFor(testenv.Patient(20*time.Second), func() bool {
 		for _, e := range hk.of(second.ID) {
-			var d struct {
-				URL          string
-				IsMeaningful *bool
-				Judgment     json.RawMessage
-			}
+			var d struct{ URL string }
 			_ = json.Unmarshal(e.Data[0], &d)
 			if e.Type == monitor.EventPage && d.URL == s.url("/p") {
-				found = true
-				if d.IsMeaningful == nil || !*d.IsMeaningful || !strings.Contains(string(d.Judgment), "price dropped") {
-					t.Errorf("page event: %s", e.Data[0])
-				}
+				event = e.Data[0]
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		t.Fatal("no monitor.page event for the changed page")
 	}
-	if !found {
-		t.Error("no monitor.page event for the changed page")
+	var d struct {
+		IsMeaningful *bool
+		Judgment     json.RawMessage
+	}
+	if err := json.Unmarshal(event, &d); err != nil || d.IsMeaningful == nil || !*d.IsMeaningful || !strings.Contains(string(d.Judgment), "price dropped") {
+		t.Errorf("page event: %s (%v)", event, err)
 	}
 }

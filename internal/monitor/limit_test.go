@@ -10,6 +10,7 @@ import (
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // TestTeamConcurrencyDelaysChecks: a check's pages take the team's
@@ -58,20 +59,13 @@ func TestTeamConcurrencyDelaysChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testenv.Eventually(t, 30*time.Second, func() bool {
 		n, err := lim.Waiting(ctx, h.team.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no page of the check queued for the team's slot within 30s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return n > 0
+	}, "no page of the check queued for the team's slot")
 	if got := requests.Load(); got != 0 {
 		t.Fatalf("the site got %d requests while the team was at its limit", got)
 	}

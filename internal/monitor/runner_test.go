@@ -188,20 +188,17 @@ func scrapeTarget(id string, urls ...string) monitor.Target {
 // waitCheck polls until the check has finished.
 func (h *harness) waitCheck(t *testing.T, monitorID, checkID string) monitor.CheckDetail {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		d, _, err := h.svc.Check(t.Context(), h.team.ID, monitorID, checkID, "", 0, 100)
-		if err != nil {
+	var d monitor.CheckDetail
+	if !testenv.WaitFor(testenv.Patient(30*time.Second), func() bool {
+		var err error
+		if d, _, err = h.svc.Check(t.Context(), h.team.ID, monitorID, checkID, "", 0, 100); err != nil {
 			t.Fatalf("Check: %v", err)
 		}
-		if d.FinishedAt != nil {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("check %s still %s after 30s", checkID, d.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return d.FinishedAt != nil
+	}) {
+		t.Fatalf("check %s still %s after %v", checkID, d.Status, testenv.Patient(30*time.Second))
 	}
+	return d
 }
 
 func pagesByURL(d monitor.CheckDetail) map[string]monitor.PageView {
@@ -338,10 +335,7 @@ func testChecks(t *testing.T, kind string) {
 
 	// Webhooks: one monitor.page per page and one monitor.check.completed,
 	// signed.
-	deadline := time.Now().Add(20 * time.Second)
-	for len(hk.of(second.ID)) < 6 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testenv.WaitFor(testenv.Patient(20*time.Second), func() bool { return len(hk.of(second.ID)) >= 6 })
 	events := hk.of(second.ID)
 	var pageStatuses []string
 	var completed *hookBody
