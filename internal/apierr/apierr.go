@@ -43,26 +43,6 @@ type mapping struct {
 // table is the only place domain errors become HTTP statuses, codes and
 // messages. Order matters: the first row whose target matches wins.
 var table = []mapping{
-	{scrape.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
-	{scrape.ErrNoCachedData, http.StatusNotFound, "SCRAPE_NO_CACHED_DATA", "No cached data is available for this URL that satisfies minAge."},
-	{scrape.ErrLockdownCacheMiss, http.StatusNotFound, "SCRAPE_LOCKDOWN_CACHE_MISS", "Lockdown mode: no cached data is available for this URL, and no request was made to it."},
-	{scrape.ErrForbidden, http.StatusForbidden, "FORBIDDEN", ""},
-	{scrape.ErrBlockedTarget, http.StatusForbidden, "SCRAPE_TARGET_NOT_ALLOWED", ""},
-	{scrape.ErrUnsafeDomain, http.StatusForbidden, "unsafe_domain_blocked", ""},
-	{scrape.ErrDNSResolution, http.StatusOK, "SCRAPE_DNS_RESOLUTION_ERROR", ""},
-	{scrape.ErrProfileBusy, http.StatusConflict, "PROFILE_IN_USE", ""},
-	{scrape.ErrUnsupportedFileType, http.StatusBadRequest, "UNSUPPORTED_FILE_TYPE", ""},
-	{scrape.ErrPDFInsufficientTime, http.StatusInternalServerError, "SCRAPE_PDF_INSUFFICIENT_TIME_ERROR", ""},
-	{scrape.ErrPDFTooLarge, http.StatusUnprocessableEntity, "SCRAPE_PDF_TOO_LARGE", ""},
-	{scrape.ErrFileTooLarge, http.StatusUnprocessableEntity, "SCRAPE_FILE_TOO_LARGE", ""},
-	{scrape.ErrMediaTooLarge, http.StatusUnprocessableEntity, "SCRAPE_MEDIA_TOO_LARGE", ""},
-	{scrape.ErrAction, http.StatusInternalServerError, "SCRAPE_ACTION_ERROR", ""},
-	{scrape.ErrSSL, http.StatusInternalServerError, "SCRAPE_SSL_ERROR", ""},
-	{scrape.ErrUnsupportedFile, http.StatusInternalServerError, "SCRAPE_UNSUPPORTED_FILE_ERROR", ""},
-	{scrape.ErrSite, http.StatusInternalServerError, "SCRAPE_SITE_ERROR", ""},
-	{scrape.ErrInvalidSchema, http.StatusUnprocessableEntity, "SCRAPE_JSON_SCHEMA_INVALID", ""},
-	{scrape.ErrLLMUnavailable, http.StatusBadGateway, "SCRAPE_LLM_UNAVAILABLE", ""},
-	{scrape.ErrPromptInjection, http.StatusForbidden, "SCRAPE_PROMPT_INJECTION_DETECTED", ""},
 	// errcode sentinels: auth, billing, crawl, limits, media, monitor.
 	{target: nil},
 	{interact.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "Browser session not found."},
@@ -154,14 +134,14 @@ type ClientMessager interface {
 }
 
 // userMessage is the text for the API user of err, which matched the
-// sentinel target: a *scrape.Failure or a ClientMessager carries one
+// sentinel target: a *errcode.Failure or a ClientMessager carries one
 // written for them; other errors show their own text as a sentence without
 // the package prefixes of Go error chains: the sentinel's text and what
 // precedes it become the sentinel's lead ("scrape: browser: scrape:
 // unsupported file: content type ..." reads "Unsupported file: content type
 // ....").
 func userMessage(err, target error) string {
-	var f *scrape.Failure
+	var f *errcode.Failure
 	if errors.As(err, &f) && f.Msg != "" {
 		return f.Msg
 	}
@@ -185,16 +165,8 @@ func userMessage(err, target error) string {
 // leads name the sentinels whose text, without its package prefix, does not
 // read as the start of a sentence.
 var leads = map[error]string{
-	scrape.ErrSSL:                 "TLS error",
-	scrape.ErrDNSResolution:       "DNS resolution failed",
-	scrape.ErrSite:                "The site could not be scraped",
-	scrape.ErrPDFInsufficientTime: "The PDF needs more time to be parsed",
-	scrape.ErrPDFTooLarge:         "The PDF expands beyond this server's limits",
-	scrape.ErrFileTooLarge:        "The file expands beyond this server's limits",
-	scrape.ErrInvalidSchema:       "Invalid JSON schema",
-	scrape.ErrProfileBusy:         "The browser profile is in use",
-	interact.ErrProfileBusy:       "The browser profile is in use",
-	interact.ErrTooMany:           "Too many browser sessions",
+	interact.ErrProfileBusy: "The browser profile is in use",
+	interact.ErrTooMany:     "Too many browser sessions",
 }
 
 // lead is how a message about the sentinel target starts: its lead, else

@@ -13,6 +13,7 @@ import (
 
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/scrape"
@@ -29,15 +30,15 @@ func TestMap(t *testing.T) {
 	}{
 		{"table row with its message", fmt.Errorf("x: %w", scrape.ErrTimeout), http.StatusRequestTimeout, "SCRAPE_TIMEOUT",
 			"Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
-		{"failure message for the user", &scrape.Failure{Kind: scrape.ErrSite, Msg: "the site answered 500"}, http.StatusInternalServerError,
+		{"failure message for the user", &errcode.Failure{Kind: scrape.ErrSite, Msg: "the site answered 500"}, http.StatusInternalServerError,
 			"SCRAPE_SITE_ERROR", "the site answered 500"},
 		{"map error", fmt.Errorf("%w: 3s", crawl.ErrTimeout), http.StatusRequestTimeout, "MAP_TIMEOUT",
 			"The map operation timed out before it finished. Raise timeout, lower limit, or set sitemap to skip or only."},
 		{"row with the wrapped text", fmt.Errorf("%w: bad pattern", crawl.ErrInvalidOptions), http.StatusBadRequest, "BAD_REQUEST",
 			"Invalid options: bad pattern."},
 		{"coded sentinel of a package above", monitor.ErrPaused, http.StatusConflict, "MONITOR_PAUSED", "Monitor is paused: set its status to active to run it"},
-		{"first matching row wins", fmt.Errorf("%w: %w", crawl.ErrBlocked, scrape.ErrTimeout), http.StatusRequestTimeout, "SCRAPE_TIMEOUT",
-			"Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
+		{"the chain's first sentinel wins", fmt.Errorf("%w: %w", crawl.ErrBlocked, scrape.ErrTimeout), http.StatusForbidden, "MAP_TARGET_NOT_ALLOWED",
+			"Forbidden: the URL resolves to a private or otherwise non-public address, which this server does not fetch."},
 		{"client gone", fmt.Errorf("read: %w", context.Canceled), 499, "CLIENT_CLOSED_REQUEST", "Client closed request"},
 		{"unknown", errors.New("boom"), http.StatusInternalServerError, "UNKNOWN_ERROR", ""},
 	}
@@ -65,10 +66,10 @@ func TestDescribe(t *testing.T) {
 		err        error
 		code, want string
 	}{
-		{&scrape.Failure{Kind: scrape.ErrSSL, Msg: "bad certificate"}, "SCRAPE_SSL_ERROR", "bad certificate"},
+		{&errcode.Failure{Kind: scrape.ErrSSL, Msg: "bad certificate"}, "SCRAPE_SSL_ERROR", "bad certificate"},
 		{fmt.Errorf("page: %w", scrape.ErrTimeout), "SCRAPE_TIMEOUT",
 			"Request timed out: the scrape took longer than the timeout. Raise timeout or simplify the request."},
-		{&scrape.Failure{Kind: scrape.ErrDNSResolution, Msg: "DNS resolution failed for hostname: nowhere.invalid."},
+		{&errcode.Failure{Kind: scrape.ErrDNSResolution, Msg: "DNS resolution failed for hostname: nowhere.invalid."},
 			"SCRAPE_DNS_RESOLUTION_ERROR", "DNS resolution failed for hostname: nowhere.invalid."},
 	}
 	for _, k := range known {
@@ -144,7 +145,7 @@ func TestMessagesNameNoPackagePrefix(t *testing.T) {
 		{fmt.Errorf("%w: google (timeout)", search.ErrNoEngines), "SEARCH_ENGINE_UNAVAILABLE", "No upstream search engine answered: google (timeout)."},
 		{scrape.ErrAction, "SCRAPE_ACTION_ERROR", "Action failed."},
 		// A Failure's own message is kept as written.
-		{&scrape.Failure{Kind: scrape.ErrUnsupportedFileType, Msg: "Unsupported file type: a.bin. Upload a PDF."},
+		{&errcode.Failure{Kind: scrape.ErrUnsupportedFileType, Msg: "Unsupported file type: a.bin. Upload a PDF."},
 			"UNSUPPORTED_FILE_TYPE", "Unsupported file type: a.bin. Upload a PDF."},
 		// A row's error of its own kind (the regexp compiler's message) is
 		// not cut.

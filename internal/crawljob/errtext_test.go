@@ -13,6 +13,7 @@ import (
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawljob"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -43,7 +44,7 @@ func (f faultScraper) Scrape(ctx context.Context, opts scrape.Options) (*scrape.
 	case strings.HasSuffix(opts.URL, "/timeout"):
 		return nil, fmt.Errorf("scrape: render: %w after 30s", scrape.ErrTimeout)
 	case strings.HasSuffix(opts.URL, "/dns"):
-		return nil, &scrape.Failure{Kind: scrape.ErrDNSResolution, Msg: dnsMsg,
+		return nil, &errcode.Failure{Kind: scrape.ErrDNSResolution, Msg: dnsMsg,
 			Cause: errors.New("lookup nowhere.invalid on 10.1.2.3:53: no such host")}
 	}
 	return f.next.Scrape(ctx, opts)

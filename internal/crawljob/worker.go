@@ -16,6 +16,7 @@ import (
 
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/pause"
@@ -263,7 +264,7 @@ func (r *Runner) giveUp(ctx context.Context, a pageArgs, attempts int, last erro
 		reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
 	}
 	msg := fmt.Sprintf("Scraping this page failed on all of its %d attempts; the page was given up. The last attempt's error: %s", attempts, reason)
-	code, msg := r.describe(ctx, a, &scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
+	code, msg := r.describe(ctx, a, &errcode.Failure{Kind: scrape.ErrSite, Msg: msg})
 	r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind, &c.opts).PageFailed(a.Job, a.URL, msg), false)
 	return r.finish(ctx, c, a, store.URLResult{State: store.URLFailed, Code: code, Error: msg})
 }
@@ -304,7 +305,7 @@ func (w *pageWorker) work(ctx context.Context, job *river.Job[pageArgs]) error {
 		died := queue.DiedAttempts(job.JobRow)
 		msg := fmt.Sprintf("The worker scraping this page died or hung on %d of its %d attempts, the last one included; the page was given up.",
 			died, job.Attempt-1)
-		code, msg := r.describe(ctx, a, &scrape.Failure{Kind: scrape.ErrSite, Msg: msg})
+		code, msg := r.describe(ctx, a, &errcode.Failure{Kind: scrape.ErrSite, Msg: msg})
 		r.cfg.Log.WarnContext(ctx, "page given up after its worker died", "job_id", a.Job, "url", logsafe.URL(a.URL),
 			"attempts", job.Attempt-1, "died", died)
 		r.notify(ctx, a.Job, &c.opts, webhookKind(c.job.Kind, &c.opts).PageFailed(a.Job, a.URL, msg), false)
@@ -359,7 +360,7 @@ func (w *pageWorker) work(ctx context.Context, job *river.Job[pageArgs]) error {
 	if scrapeErr == nil && c.rules != nil && doc.Metadata.StatusCode >= 400 && !removed(doc) {
 		// A crawl reports error pages in /errors, not among its results
 		// (a page change tracking found removed is a result).
-		scrapeErr = &scrape.Failure{Kind: scrape.ErrSite,
+		scrapeErr = &errcode.Failure{Kind: scrape.ErrSite,
 			Msg: fmt.Sprintf("The page answered HTTP %d %s.", doc.Metadata.StatusCode, http.StatusText(doc.Metadata.StatusCode))}
 	}
 	if scrapeErr != nil {

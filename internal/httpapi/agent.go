@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/firegate/firegate/internal/agent"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
@@ -142,7 +143,7 @@ func decodeAgentRequest(r *http.Request) (agentRequest, error) {
 	}
 	if len(o.Schema) > 0 {
 		if err := scrape.CheckSchema(o.Schema); err != nil {
-			var f *scrape.Failure
+			var f *errcode.Failure
 			msg := err.Error()
 			if errors.As(err, &f) {
 				msg = f.Msg

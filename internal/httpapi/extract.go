@@ -14,6 +14,7 @@ import (
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawljob"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
@@ -164,7 +165,7 @@ func decodeExtractRequest(r *http.Request) (extractRequest, error) {
 	}
 	if len(req.Schema) > 0 {
 		if err := scrape.CheckSchema(req.Schema); err != nil {
-			var f *scrape.Failure
+			var f *errcode.Failure
 			errors.As(err, &f)
 			return req, &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: f.Msg,
 				Details: []FieldError{{Path: []any{"schema"}, Message: f.Msg, Code: codeCustom}}}

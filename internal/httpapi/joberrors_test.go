@@ -13,6 +13,7 @@ import (
 
 	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawljob"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/scrape"
 )
 
@@ -33,7 +34,7 @@ func (f failingScraper) Scrape(ctx context.Context, opts scrape.Options) (*scrap
 		return nil, fmt.Errorf("scrape: browser: devtools ws://10.1.2.3:9222/devtools/browser: %w",
 			errors.New("store: dial tcp 10.1.2.3:5432: connect: connection refused"))
 	case strings.HasSuffix(opts.URL, "/dns"):
-		return nil, &scrape.Failure{Kind: scrape.ErrDNSResolution, Msg: knownDNSMsg,
+		return nil, &errcode.Failure{Kind: scrape.ErrDNSResolution, Msg: knownDNSMsg,
 			Cause: errors.New("lookup nowhere.invalid on 10.1.2.3:53: no such host")}
 	}
 	return f.next.Scrape(ctx, opts)

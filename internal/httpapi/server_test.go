@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/firegate/firegate/internal/auth"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/scrape"
 )
@@ -183,8 +184,8 @@ func TestErrorTable(t *testing.T) {
 		{fmt.Errorf("%w: x509: unknown authority", scrape.ErrSSL), 500, "SCRAPE_SSL_ERROR", "x509"},
 		{fmt.Errorf("%w: connection refused", scrape.ErrSite), 500, "SCRAPE_SITE_ERROR", "refused"},
 		{fmt.Errorf("%w: image/png", scrape.ErrUnsupportedFile), 500, "SCRAPE_UNSUPPORTED_FILE_ERROR", "image/png"},
-		{&scrape.Failure{Kind: scrape.ErrBlockedTarget, Msg: "private, use ALLOW_PRIVATE_TARGETS", Cause: errors.New("dial")}, 403, "SCRAPE_TARGET_NOT_ALLOWED", "ALLOW_PRIVATE_TARGETS"},
-		{&scrape.Failure{Kind: scrape.ErrDNSResolution, Msg: "DNS resolution failed for hostname: a.invalid.", Cause: errors.New("lookup")}, 200, "SCRAPE_DNS_RESOLUTION_ERROR", "DNS resolution failed for hostname: a.invalid."},
+		{&errcode.Failure{Kind: scrape.ErrBlockedTarget, Msg: "private, use ALLOW_PRIVATE_TARGETS", Cause: errors.New("dial")}, 403, "SCRAPE_TARGET_NOT_ALLOWED", "ALLOW_PRIVATE_TARGETS"},
+		{&errcode.Failure{Kind: scrape.ErrDNSResolution, Msg: "DNS resolution failed for hostname: a.invalid.", Cause: errors.New("lookup")}, 200, "SCRAPE_DNS_RESOLUTION_ERROR", "DNS resolution failed for hostname: a.invalid."},
 		{fmt.Errorf("%w: domainTools", scrape.ErrForbidden), 403, "FORBIDDEN", "domainTools"},
 		{&scrape.FeatureError{Code: "SCRAPE_ACTIONS_NOT_SUPPORTED", Feature: "actions", Reason: "Actions are not supported"}, 400, "SCRAPE_ACTIONS_NOT_SUPPORTED", "Actions are not supported"},
 		{errors.New("boom"), 500, "UNKNOWN_ERROR", "error id"},

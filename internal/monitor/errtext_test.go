@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/monitor"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
@@ -40,7 +41,7 @@ func (f faultyScraper) Scrape(ctx context.Context, o scrape.Options) (*scrape.Do
 		_ = rows[5] // a bug a page runs into: index out of range
 		return nil, nil
 	case strings.HasSuffix(o.URL, "/dns"):
-		return nil, &scrape.Failure{Kind: scrape.ErrDNSResolution, Msg: dnsMessage,
+		return nil, &errcode.Failure{Kind: scrape.ErrDNSResolution, Msg: dnsMessage,
 			Cause: errors.New("lookup nowhere.invalid on 10.1.2.3:53: no such host")}
 	}
 	return f.next.Scrape(ctx, o)

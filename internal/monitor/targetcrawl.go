@@ -10,6 +10,7 @@ import (
 
 	"github.com/firegate/firegate/internal/changetrack"
 	"github.com/firegate/firegate/internal/crawljob"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/store"
 )
@@ -123,7 +124,7 @@ func (cr *checkRun) crawlTarget(ctx context.Context, t Target, crawlID string) (
 		}
 		seen[f.URL] = true
 		// The crawl recorded the page's error as a client sees it.
-		page, _ := cr.recordPage(ctx, t, f.URL, nil, &scrape.Failure{Kind: scrape.ErrSite, Msg: f.Error})
+		page, _ := cr.recordPage(ctx, t, f.URL, nil, &errcode.Failure{Kind: scrape.ErrSite, Msg: f.Error})
 		pages = append(pages, page)
 	}
 	removed, err := cr.removedPages(ctx, t, seen)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/proxypool"
 )
@@ -204,11 +205,11 @@ func classifyBrowserError(ctx context.Context, rawURL string, err error) error {
 	var ae *actions.Error
 	switch {
 	case errors.As(err, &ae):
-		return &Failure{Kind: ErrAction, Msg: fmt.Sprintf("Action %d (%s) failed: %s", ae.Index, ae.Type, ae.Reason), Cause: err}
+		return &errcode.Failure{Kind: ErrAction, Msg: fmt.Sprintf("Action %d (%s) failed: %s", ae.Index, ae.Type, ae.Reason), Cause: err}
 	case errors.Is(err, context.Canceled) && ctx.Err() != context.DeadlineExceeded:
 		return err
 	case errors.Is(err, browser.ErrTimeout), errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return &Failure{Kind: ErrTimeout, Msg: "The page took longer than the timeout to load and run its actions.", Cause: err}
+		return &errcode.Failure{Kind: ErrTimeout, Msg: "The page took longer than the timeout to load and run its actions.", Cause: err}
 	case errors.Is(err, browser.ErrDNS):
 		return classifyFetchError(ctx, rawURL, fmt.Errorf("%w: %w", fetch.ErrDNS, err))
 	case errors.Is(err, browser.ErrTLS):
@@ -220,7 +221,7 @@ func classifyBrowserError(ctx context.Context, rawURL string, err error) error {
 		if reason := navigationReason(err); reason != "" {
 			msg = "Could not load " + rawURL + " in the browser: " + reason + "."
 		}
-		return &Failure{Kind: ErrSite, Msg: msg, Cause: err}
+		return &errcode.Failure{Kind: ErrSite, Msg: msg, Cause: err}
 	default:
 		return fmt.Errorf("scrape: browser: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 func (c *countingRenderer) Render(ctx context.Context, req browser.Request) (*browser.Result, error) {
@@ -93,7 +94,7 @@ func TestEngineChoice(t *testing.T) {
 	o.Actions = []Action{{Type: "click", Selector: "#missing"}}
 	o.Formats = []Format{{Type: FormatMarkdown}}
 	_, err = e.Scrape(ctx, o)
-	var f *Failure
+	var f *errcode.Failure
 	if !errors.As(err, &f) || f.Kind != ErrAction || !strings.Contains(f.Msg, "Action 0 (click)") {
 		t.Errorf("failing action: %v", err)
 	}

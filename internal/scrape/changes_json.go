@@ -10,6 +10,7 @@ import (
 
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/changetrack"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/llm"
 )
 
@@ -36,7 +37,7 @@ func planChangeJSON(o *Options) (*changeJSONPlan, error) {
 	if hasSchema(f.Schema) {
 		s, err := llm.CompileSchema(f.Schema)
 		if err != nil {
-			return nil, &Failure{Kind: ErrInvalidSchema, Cause: err,
+			return nil, &errcode.Failure{Kind: ErrInvalidSchema, Cause: err,
 				Msg: "Invalid JSON schema in formats.changeTracking.schema: " + strings.TrimPrefix(err.Error(), llm.ErrBadSchema.Error()+": ")}
 		}
 		p.schema = s

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/llm/llmtest"
 	"github.com/firegate/firegate/internal/store/teststore"
@@ -144,7 +145,7 @@ func TestChangeTrackingJSONBadSchema(t *testing.T) {
 	o := defaults("http://127.0.0.1:1/never-fetched", FormatMarkdown)
 	o.Formats = append(o.Formats, Format{Type: FormatChangeTracking, Modes: []string{ModeJSON}, Schema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"nope"}}}`)})
 	_, err := e.Scrape(context.Background(), o)
-	var f *Failure
+	var f *errcode.Failure
 	if !errors.Is(err, ErrInvalidSchema) || !errors.As(err, &f) || !strings.Contains(f.Msg, "formats.changeTracking.schema") {
 		t.Errorf("bad schema: %v", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/browser"
 	"github.com/firegate/firegate/internal/cache"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/htmlclean"
 	"github.com/firegate/firegate/internal/logsafe"
@@ -379,7 +380,7 @@ func (e *Engine) freshOnce(ctx context.Context, opts *Options, engine *string, r
 	}
 	if opts.WaitFor > 0 {
 		if err := pause.For(ctx, opts.WaitFor); err != nil {
-			return nil, &Failure{Kind: ErrTimeout, Msg: fmt.Sprintf("waitFor of %v did not fit in the timeout.", opts.WaitFor), Cause: err}
+			return nil, &errcode.Failure{Kind: ErrTimeout, Msg: fmt.Sprintf("waitFor of %v did not fit in the timeout.", opts.WaitFor), Cause: err}
 		}
 	}
 	doc, err := e.render(ctx, opts, resp, true)
@@ -682,19 +683,19 @@ func classifyFetchError(ctx context.Context, rawURL string, err error) error {
 	case errors.Is(err, context.Canceled) && ctx.Err() != context.DeadlineExceeded:
 		return err
 	case errors.Is(err, fetch.ErrTimeout), errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return &Failure{Kind: ErrTimeout, Msg: "The page took longer than the timeout to respond.", Cause: err}
+		return &errcode.Failure{Kind: ErrTimeout, Msg: "The page took longer than the timeout to respond.", Cause: err}
 	case errors.Is(err, fetch.ErrDNS):
-		return &Failure{Kind: ErrDNSResolution, Msg: "DNS resolution failed for hostname: " + host + ". Check that the URL is correct and the site exists.", Cause: err}
+		return &errcode.Failure{Kind: ErrDNSResolution, Msg: "DNS resolution failed for hostname: " + host + ". Check that the URL is correct and the site exists.", Cause: err}
 	case errors.Is(err, fetch.ErrTLS):
-		return &Failure{Kind: ErrSSL, Msg: "TLS error while connecting to " + host + ": the certificate could not be verified. Set skipTlsVerification to true to skip verification.", Cause: err}
+		return &errcode.Failure{Kind: ErrSSL, Msg: "TLS error while connecting to " + host + ": the certificate could not be verified. Set skipTlsVerification to true to skip verification.", Cause: err}
 	case errors.Is(err, fetch.ErrBlocked):
-		return &Failure{Kind: ErrBlockedTarget, Msg: "The URL " + rawURL + " leads to a loopback, private, link-local or metadata address, which this server does not fetch (ALLOW_PRIVATE_TARGETS=true allows it).", Cause: err}
+		return &errcode.Failure{Kind: ErrBlockedTarget, Msg: "The URL " + rawURL + " leads to a loopback, private, link-local or metadata address, which this server does not fetch (ALLOW_PRIVATE_TARGETS=true allows it).", Cause: err}
 	case errors.Is(err, fetch.ErrProxy):
-		return &Failure{Kind: ErrSite, Msg: "The proxy failed to carry the request to " + host + " (it is skipped for a minute); try again.", Cause: err}
+		return &errcode.Failure{Kind: ErrSite, Msg: "The proxy failed to carry the request to " + host + " (it is skipped for a minute); try again.", Cause: err}
 	case errors.Is(err, fetch.ErrTooManyRedirects):
-		return &Failure{Kind: ErrSite, Msg: "The site " + host + " redirected too many times.", Cause: err}
+		return &errcode.Failure{Kind: ErrSite, Msg: "The site " + host + " redirected too many times.", Cause: err}
 	default:
-		return &Failure{Kind: ErrSite, Msg: "Could not fetch " + rawURL + ": " + rootCause(err), Cause: err}
+		return &errcode.Failure{Kind: ErrSite, Msg: "Could not fetch " + rawURL + ": " + rootCause(err), Cause: err}
 	}
 }
 

@@ -9,12 +9,13 @@ import (
 	"strings"
 
 	"github.com/firegate/firegate/internal/docconv"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 )
 
 // ErrUnsupportedFileType is an uploaded file of a type that cannot be
 // converted.
-var ErrUnsupportedFileType = errors.New("scrape: unsupported file type")
+var ErrUnsupportedFileType = errcode.New("scrape: unsupported file type", errcode.Invalid, "UNSUPPORTED_FILE_TYPE", "")
 
 // File is an uploaded document.
 type File struct {
@@ -86,15 +87,15 @@ func (e *Engine) parseFile(ctx context.Context, opts *Options, f File) (*Documen
 			return nil, unsupportedType(f)
 		}
 		if errors.Is(err, docconv.ErrTooLarge) {
-			return nil, &Failure{Kind: ErrFileTooLarge, Cause: err,
+			return nil, &errcode.Failure{Kind: ErrFileTooLarge, Cause: err,
 				Msg: "The file expands beyond this server's limits (" + strings.TrimPrefix(err.Error(), docconv.ErrTooLarge.Error()+": ") + ") and was not converted."}
 		}
 		if errors.Is(err, docconv.ErrCorrupt) {
-			return nil, &Failure{Kind: ErrUnsupportedFile, Cause: err,
+			return nil, &errcode.Failure{Kind: ErrUnsupportedFile, Cause: err,
 				Msg: "The file is corrupt and could not be read (" + strings.TrimPrefix(err.Error(), docconv.ErrCorrupt.Error()+": ") + ")."}
 		}
 		if err != nil {
-			return nil, &Failure{Kind: ErrUnsupportedFile, Msg: "The file could not be read: " + rootCause(err), Cause: err}
+			return nil, &errcode.Failure{Kind: ErrUnsupportedFile, Msg: "The file could not be read: " + rootCause(err), Cause: err}
 		}
 		// An upload has no address: no page URL, so relative links and
 		// images stay relative (a <base href> of the document still counts).
@@ -116,7 +117,7 @@ func (e *Engine) parseFile(ctx context.Context, opts *Options, f File) (*Documen
 // unsupportedType is the error for a file of a type parse cannot convert,
 // worded for the API user.
 func unsupportedType(f File) error {
-	return &Failure{Kind: ErrUnsupportedFileType,
+	return &errcode.Failure{Kind: ErrUnsupportedFileType,
 		Msg: "Unsupported file type: " + describe(f) + ". Upload a PDF, DOCX, HTML, CSV, markdown or plain-text file."}
 }
 

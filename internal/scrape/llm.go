@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/llm"
 )
 
@@ -25,9 +26,10 @@ type LLM interface {
 var (
 	// ErrLLMUnavailable: the language model endpoint could not be reached,
 	// kept failing or refused the request.
-	ErrLLMUnavailable = errors.New("scrape: language model unavailable")
+	ErrLLMUnavailable = errcode.New("scrape: language model unavailable", errcode.Upstream, "SCRAPE_LLM_UNAVAILABLE", "")
 	// ErrInvalidSchema: a json format's schema does not compile.
-	ErrInvalidSchema = errors.New("scrape: invalid json schema")
+	ErrInvalidSchema = errcode.New("scrape: invalid json schema", errcode.Unprocessable,
+		"SCRAPE_JSON_SCHEMA_INVALID", "").WithLead("Invalid JSON schema")
 )
 
 // isLLMFormat reports whether a format is produced by the language model
@@ -72,7 +74,7 @@ func planLLM(opts *Options) (plan *llmPlan, base Options, err error) {
 		if (f.Type == FormatJSON || f.Type == FormatDeterministicJSON) && hasSchema(f.Schema) {
 			s, err := llm.CompileSchema(f.Schema)
 			if err != nil {
-				return nil, base, &Failure{Kind: ErrInvalidSchema, Cause: err,
+				return nil, base, &errcode.Failure{Kind: ErrInvalidSchema, Cause: err,
 					Msg: "Invalid JSON schema in formats.json.schema: " + strings.TrimPrefix(err.Error(), llm.ErrBadSchema.Error()+": ")}
 			}
 			p.schemas[len(p.formats)] = s
@@ -205,11 +207,11 @@ func (e *Engine) runLLM(ctx context.Context, plan *llmPlan, doc *Document) error
 func llmError(err error, what string) error {
 	switch {
 	case errors.Is(err, llm.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
-		return &Failure{Kind: ErrTimeout, Msg: "The language model did not finish the " + what + " within the timeout. Raise timeout.", Cause: err}
+		return &errcode.Failure{Kind: ErrTimeout, Msg: "The language model did not finish the " + what + " within the timeout. Raise timeout.", Cause: err}
 	case errors.Is(err, context.Canceled):
 		return err
 	case errors.Is(err, llm.ErrUnavailable), errors.Is(err, llm.ErrRejected):
-		return &Failure{Kind: ErrLLMUnavailable, Msg: "The language model endpoint failed while producing the " + what + "; retry later.", Cause: err}
+		return &errcode.Failure{Kind: ErrLLMUnavailable, Msg: "The language model endpoint failed while producing the " + what + "; retry later.", Cause: err}
 	}
 	return fmt.Errorf("scrape: %s: %w", what, err)
 }

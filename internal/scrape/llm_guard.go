@@ -1,14 +1,16 @@
 package scrape
 
 import (
-	"errors"
 	"regexp"
 	"strings"
+
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 // ErrPromptInjection: a json format with checkPromptInjection met a page
 // that tries to steer the model; nothing was extracted.
-var ErrPromptInjection = errors.New("scrape: prompt injection detected")
+var ErrPromptInjection = errcode.New("scrape: prompt injection detected", errcode.Forbidden,
+	"SCRAPE_PROMPT_INJECTION_DETECTED", "")
 
 // injectionPatterns match text written to steer a language model rather
 // than to inform a reader: orders to drop earlier instructions, role
@@ -45,7 +47,7 @@ func guardPage(plan *llmPlan, md string, doc *Document) error {
 	}
 	for _, f := range plan.formats {
 		if f.Type == FormatJSON && f.CheckPromptInjection {
-			return &Failure{Kind: ErrPromptInjection, Msg: "Prompt injection detected in the scraped content (\"" + clip(hit, 80) +
+			return &errcode.Failure{Kind: ErrPromptInjection, Msg: "Prompt injection detected in the scraped content (\"" + clip(hit, 80) +
 				"\"); extraction aborted. Retry without checkPromptInjection if this is a false positive."}
 		}
 	}

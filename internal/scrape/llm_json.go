@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/llm"
 )
 
@@ -99,7 +100,7 @@ func (e *Engine) extractWith(ctx context.Context, purpose, instructions string, 
 		}
 		return out, nil
 	}
-	return nil, &Failure{Kind: ErrLLMUnavailable, Msg: "The language model endpoint refuses the page even in small parts (context length exceeded); lower LLM_CONTEXT_TOKENS.",
+	return nil, &errcode.Failure{Kind: ErrLLMUnavailable, Msg: "The language model endpoint refuses the page even in small parts (context length exceeded); lower LLM_CONTEXT_TOKENS.",
 		Cause: llm.ErrRejected}
 }
 
@@ -344,7 +345,7 @@ func onlyDropsLines(in, out string) bool {
 // use; the error (wrapping ErrInvalidSchema) says what is wrong.
 func CheckSchema(raw json.RawMessage) error {
 	if _, err := llm.CompileSchema(raw); err != nil {
-		return &Failure{Kind: ErrInvalidSchema, Cause: err,
+		return &errcode.Failure{Kind: ErrInvalidSchema, Cause: err,
 			Msg: "Invalid JSON schema: " + strings.TrimPrefix(err.Error(), llm.ErrBadSchema.Error()+": ")}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/mediaconv"
@@ -57,7 +58,7 @@ type MediaStreamer interface {
 
 // ErrMediaTooLarge: the media exceed MEDIA_MAX_SECONDS or MEDIA_MAX_BYTES
 // (or the converter's download, memory or CPU limits).
-var ErrMediaTooLarge = errors.New("scrape: media beyond the limits")
+var ErrMediaTooLarge = errcode.New("scrape: media beyond the limits", errcode.Unprocessable, "SCRAPE_MEDIA_TOO_LARGE", "")
 
 // maxMediaTries bounds the candidates converted for one document.
 const maxMediaTries = 3
@@ -195,9 +196,9 @@ func (e *Engine) attachMedia(ctx context.Context, o *Options, doc *Document, rt 
 		var le *mediaconv.LimitError
 		switch {
 		case errors.As(err, &le):
-			return &Failure{Kind: ErrMediaTooLarge, Msg: le.Msg, Cause: err}
+			return &errcode.Failure{Kind: ErrMediaTooLarge, Msg: le.Msg, Cause: err}
 		case ctx.Err() != nil:
-			return &Failure{Kind: ErrTimeout, Msg: "Converting the page's media took longer than the timeout; raise timeout (at most 300000 ms) for long media.", Cause: err}
+			return &errcode.Failure{Kind: ErrTimeout, Msg: "Converting the page's media took longer than the timeout; raise timeout (at most 300000 ms) for long media.", Cause: err}
 		case errors.Is(err, mediaconv.ErrNoTrack):
 			trackless = append(trackless, logsafe.URL(c.URL))
 		default:

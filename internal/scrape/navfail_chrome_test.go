@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 // TestBrowserNavigationMessage: a page Chrome could not load (nothing
@@ -27,7 +28,7 @@ func TestBrowserNavigationMessage(t *testing.T) {
 	o := defaults(u, FormatMarkdown, FormatScreenshot)
 	o.Timeout = 20 * time.Second
 	_, err = e.Scrape(context.Background(), o)
-	var f *Failure
+	var f *errcode.Failure
 	if !errors.As(err, &f) || !errors.Is(err, ErrSite) {
 		t.Fatalf("err %v, want a site Failure", err)
 	}

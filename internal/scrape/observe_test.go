@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/firegate/firegate/internal/cache"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/testenv"
 )
@@ -91,9 +92,9 @@ func TestOutcome(t *testing.T) {
 		{nil, "success"},
 		{fmt.Errorf("%w after 3s", ErrTimeout), "timeout"},
 		{context.DeadlineExceeded, "timeout"},
-		{&Failure{Kind: ErrDNSResolution, Msg: "m", Cause: errors.New("lookup")}, "dns"},
-		{&Failure{Kind: ErrSSL, Msg: "m", Cause: errors.New("x509")}, "tls"},
-		{&Failure{Kind: ErrBlockedTarget, Msg: "m", Cause: errors.New("dial")}, "blocked"},
+		{&errcode.Failure{Kind: ErrDNSResolution, Msg: "m", Cause: errors.New("lookup")}, "dns"},
+		{&errcode.Failure{Kind: ErrSSL, Msg: "m", Cause: errors.New("x509")}, "tls"},
+		{&errcode.Failure{Kind: ErrBlockedTarget, Msg: "m", Cause: errors.New("dial")}, "blocked"},
 		{fmt.Errorf("%w: refused", ErrSite), "site"},
 		{fmt.Errorf("%w: image/png", ErrUnsupportedFile), "unsupported"},
 		{fmt.Errorf("%w: click", ErrAction), "action"},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/pdfparse"
 )
 
@@ -32,7 +33,7 @@ func (e *Engine) renderPDF(ctx context.Context, opts *Options, data []byte, doc 
 	switch {
 	case err == nil:
 	case errors.Is(err, pdfparse.ErrTooLarge):
-		return &Failure{Kind: ErrPDFTooLarge, Cause: err,
+		return &errcode.Failure{Kind: ErrPDFTooLarge, Cause: err,
 			Msg: "The PDF expands beyond this server's limits (" + strings.TrimPrefix(err.Error(), pdfparse.ErrTooLarge.Error()+": ") + ") and was not parsed."}
 	case errors.Is(err, context.DeadlineExceeded):
 		return insufficientTime(total, err)
@@ -40,9 +41,9 @@ func (e *Engine) renderPDF(ctx context.Context, opts *Options, data []byte, doc 
 		return &FeatureError{Code: "SCRAPE_OCR_NOT_AVAILABLE", Feature: "parsers.mode",
 			Reason: "OCR needs pdftoppm and tesseract, which are not installed on this server; use mode fast or auto"}
 	case errors.Is(err, pdfparse.ErrEncrypted):
-		return &Failure{Kind: ErrUnsupportedFile, Msg: "The PDF is encrypted and cannot be read.", Cause: err}
+		return &errcode.Failure{Kind: ErrUnsupportedFile, Msg: "The PDF is encrypted and cannot be read.", Cause: err}
 	case errors.Is(err, pdfparse.ErrCorrupt):
-		return &Failure{Kind: ErrUnsupportedFile, Msg: "The PDF is corrupt or truncated and cannot be read.", Cause: err}
+		return &errcode.Failure{Kind: ErrUnsupportedFile, Msg: "The PDF is corrupt or truncated and cannot be read.", Cause: err}
 	default:
 		return fmt.Errorf("scrape: pdf: %w", err)
 	}
@@ -87,5 +88,5 @@ func insufficientTime(pages int, cause error) error {
 	if pages > 0 {
 		msg = fmt.Sprintf("The PDF has %d pages, which need more time than the timeout allows; raise timeout or lower parsers maxPages.", pages)
 	}
-	return &Failure{Kind: ErrPDFInsufficientTime, Msg: msg, Cause: cause}
+	return &errcode.Failure{Kind: ErrPDFInsufficientTime, Msg: msg, Cause: cause}
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 // ProfileStore keeps browser profile state per team. Load returns nil, nil
@@ -34,7 +35,7 @@ func (e *Engine) openProfile(ctx context.Context, o *Options) (*browser.State, f
 			return nil, nil, fmt.Errorf("scrape: profile lock: %w", err)
 		}
 		if !ok {
-			return nil, nil, &Failure{Kind: ErrProfileBusy, Cause: ErrProfileBusy,
+			return nil, nil, &errcode.Failure{Kind: ErrProfileBusy, Cause: ErrProfileBusy,
 				Msg: fmt.Sprintf("Conflict: another session is saving profile %q; use saveChanges: false to load it without saving, or retry when that session ends.", p.Name)}
 		}
 		var once sync.Once

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/proxypool"
@@ -111,7 +112,7 @@ func (e *Engine) attempt(ctx context.Context, opts *Options, engine *string, tie
 
 // userMessage is the text a failure shows the API user.
 func userMessage(err error) string {
-	if f, ok := errors.AsType[*Failure](err); ok {
+	if f, ok := errors.AsType[*errcode.Failure](err); ok {
 		return f.Msg
 	}
 	return rootCause(err)

@@ -1,23 +1,23 @@
 package scrape
 
 import (
-	"errors"
 	"net/url"
 	"sync"
 
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 // ErrUnsafeDomain: threat protection refused the URL, or a URL it
 // redirected to.
-var ErrUnsafeDomain = errors.New("scrape: unsafe domain blocked")
+var ErrUnsafeDomain = errcode.New("scrape: unsafe domain blocked", errcode.Forbidden, "unsafe_domain_blocked", "")
 
 // checkThreat runs threat protection on the request's URL before anything
 // is fetched or read from the cache: the override's policy (mode off while
 // the operator's blocklist is enforced is forbidden), then the URL's host.
 func (e *Engine) checkThreat(o *Options) error {
 	if err := e.threat.Validate(o.ThreatProtection); err != nil {
-		return &Failure{Kind: ErrForbidden, Msg: "threatProtection.mode \"off\" is not allowed: this server enforces its threat blocklist on every request.", Cause: err}
+		return &errcode.Failure{Kind: ErrForbidden, Msg: "threatProtection.mode \"off\" is not allowed: this server enforces its threat blocklist on every request.", Cause: err}
 	}
 	u, err := url.Parse(o.URL)
 	if err != nil {
@@ -32,7 +32,7 @@ func unsafeFailure(rawURL string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &Failure{Kind: ErrUnsafeDomain, Msg: "Threat protection blocked " + rawURL + ": " + err.Error() + ".", Cause: err}
+	return &errcode.Failure{Kind: ErrUnsafeDomain, Msg: "Threat protection blocked " + rawURL + ": " + err.Error() + ".", Cause: err}
 }
 
 // hopGuard checks every redirect hop (and, in the browser, every

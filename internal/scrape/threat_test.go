@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/threat"
 )
 
@@ -53,7 +54,7 @@ func newThreatSite(t *testing.T) *threatSite {
 
 func wantUnsafe(t *testing.T, err error, mention string) {
 	t.Helper()
-	var f *Failure
+	var f *errcode.Failure
 	if !errors.Is(err, ErrUnsafeDomain) || !errors.Is(err, threat.ErrBlocked) || !errors.As(err, &f) || !strings.Contains(f.Msg, mention) {
 		t.Fatalf("err = %v, want an unsafe-domain failure mentioning %q", err, mention)
 	}

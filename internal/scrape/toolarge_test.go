@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 // pdfBomb is a one-page PDF whose content stream inflates to one string of
@@ -51,7 +53,7 @@ func TestParseFileTooLarge(t *testing.T) {
 	t.Parallel()
 	e := newEngine(t, false)
 	_, err := e.ParseFile(t.Context(), defaults("", FormatMarkdown), File{Name: "bomb.pdf", Data: pdfBomb(64)})
-	var f *Failure
+	var f *errcode.Failure
 	if !errors.Is(err, ErrPDFTooLarge) || !errors.As(err, &f) || !strings.Contains(f.Msg, "string longer than 4194304 bytes") {
 		t.Errorf("pdf bomb: %v", err)
 	}
