@@ -120,24 +120,16 @@ func (o *ocrRunner) page(ctx context.Context, num int) (pageResult, error) {
 		}
 		return pageResult{}, fmt.Errorf("pdfparse: pdftoppm page %d: %w", num, err)
 	}
-	tess := exec.CommandContext(ctx, o.tess, png, "stdout", "-l", o.cfg.Language, "--psm", "3", "tsv")
-	tess.Env = append(os.Environ(), "OMP_THREAD_LIMIT=1")
-	var stderr bytes.Buffer
-	tess.Stderr = &stderr
-	out, err := tess.Output()
+	// tesseract too: a page image is as large as its DPI makes it.
+	out, err := runLimitedEnv(newBudget(ctx, o.lim), append(os.Environ(), "OMP_THREAD_LIMIT=1"), o.tess,
+		png, "stdout", "-l", o.cfg.Language, "--psm", "3", "tsv")
 	if err != nil {
 		if ctx.Err() != nil {
 			return pageResult{}, ctx.Err()
 		}
-		return pageResult{}, fmt.Errorf("pdfparse: tesseract page %d: %w: %s", num, err, firstLine(stderr.Bytes()))
+		return pageResult{}, fmt.Errorf("pdfparse: tesseract page %d: %w", num, err)
 	}
 	return parseTSV(out), nil
-}
-
-// firstLine returns the first line of tool output, for error messages.
-func firstLine(b []byte) string {
-	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
-	return s
 }
 
 // ocrWord is one recognised word.

@@ -1,24 +1,18 @@
 package pdfparse
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-)
 
-// limitScript runs a command under an address-space limit (KiB, $1) and a
-// CPU-time limit (seconds, $2). exec keeps the pid, so a context kill
-// reaches the tool itself.
-const limitScript = `ulimit -v "$1" && ulimit -t "$2" && shift 2 && exec "$@"`
+	"github.com/firegate/firegate/internal/toolrun"
+)
 
 // popplerText reads a PDF the built-in reader cannot open with pdftotext:
 // plain text, one page per form feed, paragraphs at blank lines.
@@ -86,78 +80,38 @@ func plainBlocks(text string) []block {
 	return out
 }
 
-// runLimited runs a tool with the budget's memory, CPU and output limits
-// and returns its standard output. The CPU limit is also capped by the
-// context deadline, and a done context kills the tool. A tool stopped by a
-// limit yields ErrTooLarge.
+// runLimited runs tool with args under the budget's tool limits
+// (internal/toolrun: address space, CPU time capped by what is left of the
+// deadline, output at MaxTextBytes) and returns what it printed. A tool
+// stopped by a limit fails with ErrTooLarge.
 func runLimited(b *budget, tool string, args ...string) ([]byte, error) {
+	return runLimitedEnv(b, nil, tool, args...)
+}
+
+// runLimitedEnv is runLimited with the environment env (nil: the
+// server's).
+func runLimitedEnv(b *budget, env []string, tool string, args ...string) ([]byte, error) {
 	cpu := b.lim.ToolCPUSeconds
 	if dl, ok := b.ctx.Deadline(); ok {
 		cpu = max(1, min(cpu, int(math.Ceil(time.Until(dl).Seconds()))))
 	}
-	kb := max(1, b.lim.ToolMemoryBytes>>10)
-	argv := append([]string{"-c", limitScript, "sh", strconv.FormatInt(kb, 10), strconv.Itoa(cpu), tool}, args...)
-	cmd := exec.CommandContext(b.ctx, "/bin/sh", argv...)
-	cmd.WaitDelay = 2 * time.Second
-	stderr := &capWriter{max: 4096}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("pdfparse: %s: %w", filepath.Base(tool), err)
+	res, err := toolrun.Exec(b.ctx, toolrun.Limits{MemoryBytes: b.lim.ToolMemoryBytes, CPUSeconds: cpu, MaxStdout: b.lim.MaxTextBytes},
+		toolrun.Run{Tool: tool, Args: args, Env: env})
+	if err == nil {
+		return res.Stdout, nil
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("pdfparse: %s: %w", filepath.Base(tool), err)
+	if cerr := b.ctx.Err(); cerr != nil {
+		return nil, cerr
 	}
-	out, rerr := io.ReadAll(io.LimitReader(stdout, b.lim.MaxTextBytes+1))
-	if int64(len(out)) > b.lim.MaxTextBytes {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("%w: %s wrote more than %d bytes", ErrTooLarge, filepath.Base(tool), b.lim.MaxTextBytes)
-	}
-	werr := cmd.Wait()
-	if err := b.ctx.Err(); err != nil {
-		return nil, err
-	}
-	if werr == nil && rerr != nil {
-		werr = rerr
-	}
-	if strings.Contains(stderr.String(), "Out of memory") {
-		// poppler reports a failed allocation and may still exit 0.
-		return nil, fmt.Errorf("%w: %s stopped at its memory limit of %d MB", ErrTooLarge, filepath.Base(tool), kb>>10)
-	}
-	if werr == nil {
-		return out, nil
-	}
-	var ee *exec.ExitError
-	if errors.As(werr, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			switch sig := ws.Signal(); {
-			case sig == syscall.SIGKILL || sig == syscall.SIGXCPU:
-				return nil, fmt.Errorf("%w: %s stopped at its CPU limit of %d s", ErrTooLarge, filepath.Base(tool), cpu)
-			case strings.Contains(stderr.String(), "bad_alloc"):
-				return nil, fmt.Errorf("%w: %s stopped at its memory limit of %d MB", ErrTooLarge, filepath.Base(tool), kb>>10)
-			}
+	var le *toolrun.LimitError
+	if errors.As(err, &le) {
+		if le.Limit == toolrun.LimitOutput {
+			return nil, fmt.Errorf("%w: %s wrote more than %d bytes", ErrTooLarge, le.Tool, le.Value)
 		}
+		return nil, fmt.Errorf("%w: %s", ErrTooLarge, le)
 	}
-	return nil, fmt.Errorf("pdfparse: %s: %v: %s", filepath.Base(tool), werr, firstLine([]byte(stderr.String())))
+	return nil, fmt.Errorf("pdfparse: %w", err)
 }
-
-// capWriter keeps the first max bytes written to it.
-type capWriter struct {
-	buf bytes.Buffer
-	max int
-}
-
-// Write implements io.Writer.
-func (w *capWriter) Write(p []byte) (int, error) {
-	if room := w.max - w.buf.Len(); room > 0 {
-		w.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-// String returns what was kept.
-func (w *capWriter) String() string { return w.buf.String() }
 
 // rootText is the message of err without the sentinel's prefix.
 func rootText(err error) string {
