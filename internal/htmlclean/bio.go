@@ -84,7 +84,7 @@ var personWord = regexp.MustCompile(`\b(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Tt]hey|[Tt
 func isBio(t string) bool {
 	m := bioStart.FindStringIndex(t)
 	if m == nil || !bioRole.MatchString(t[:min(len(t), 200)]) {
-		return false
+		return isIntlBio(t)
 	}
 	subject := t[:m[1]]
 	if i := strings.Index(subject, " is "); i >= 0 {

@@ -255,7 +255,7 @@ func isCTALink(n *html.Node) bool {
 	t := bytes.Trim(appendLine(lineBuf[:0], raw), " →»›>←«‹<!.:-–—↑↓")
 	// An author's archive link under the article ("View all posts by
 	// Ann Smith").
-	return ctaPhrases[string(t)] || bytes.HasPrefix(t, []byte("view all posts by ")) || bytes.HasPrefix(t, []byte("check price at ")) ||
+	return ctaPhrases[string(t)] || intlCTAPhrases[string(t)] || bytes.HasPrefix(t, []byte("view all posts by ")) || bytes.HasPrefix(t, []byte("check price at ")) ||
 		commentCount.mayStartWith(t) && commentCount.MatchString(string(t))
 }
 
@@ -292,7 +292,7 @@ func removeNotices(root, anchor *html.Node, pk pageKind) {
 			continue
 		}
 		t := strings.ToLower(strings.TrimSpace(n.Data))
-		if adLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || cardLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t) || threadLabel.MatchString(t) || posterField.MatchString(t))) {
+		if adLabels[t] || intlAdLabels[t] || readingTime.MatchString(t) || posterLabel.MatchString(t) || pageLabel.MatchString(t) || cardLabel.MatchString(t) || (pk.isThread() && (posterStat.MatchString(t) || postCounter.MatchString(t) || threadLabel.MatchString(t) || posterField.MatchString(t))) {
 			if b := n.Parent; b != nil && b != root && b.Type == html.ElementNode && !isAncestor(b, anchor) && textLen(b) == nonSpaceLen(t) {
 				notices = append(notices, b)
 			}

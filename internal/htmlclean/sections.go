@@ -41,9 +41,11 @@ func isBoilerplateHeading(text string) bool {
 	if t == "" || len(t) > 60 {
 		return false
 	}
-	for _, h := range boilerplateHeadings {
-		if strings.HasPrefix(t, h) && (len(t) == len(h) || !startsWithLetter(t[len(h):])) {
-			return true
+	for _, hs := range [2][]string{boilerplateHeadings, intlBoilerplateHeadings} {
+		for _, h := range hs {
+			if strings.HasPrefix(t, h) && (len(t) == len(h) || !startsWithLetter(t[len(h):])) {
+				return true
+			}
 		}
 	}
 	return false
@@ -54,7 +56,7 @@ func isBoilerplateHeading(text string) bool {
 func isPostsHeading(text string) bool {
 	t := strings.ToLower(strings.Join(strings.Fields(text), " "))
 	t = strings.TrimFunc(t, func(r rune) bool { return !unicode.IsLetter(r) })
-	return t == "comments" || t == "discussion" || t == "replies"
+	return t == "comments" || t == "discussion" || t == "replies" || intlPostsHeadings[t]
 }
 
 // startsWithLetter reports whether s opens with a letter ("you may also
