@@ -16,7 +16,6 @@ import (
 	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/interact"
 	"github.com/firegate/firegate/internal/scrape"
-	"github.com/firegate/firegate/internal/search"
 )
 
 // Mapped is what the API answers for an error.
@@ -55,10 +54,6 @@ var table = []mapping{
 	{interact.ErrReplay, http.StatusBadGateway, "INTERACT_REPLAY_FAILED", ""},
 	{interact.ErrNoModel, http.StatusBadRequest, "SCRAPE_LLM_NOT_CONFIGURED", "prompt-driven interaction needs a language model, and this server has none configured (set OPENAI_BASE_URL and MODEL_NAME); send code instead"},
 	{interact.ErrUnavailable, http.StatusBadGateway, "BROWSER_UNAVAILABLE", ""},
-	{search.ErrNotConfigured, http.StatusBadRequest, "SEARCH_NOT_CONFIGURED", "Search is not configured on this server: set SEARXNG_ENDPOINT to the URL of a SearXNG instance with the JSON format enabled (the compose file's search profile runs one)."},
-	{search.ErrTimeout, http.StatusRequestTimeout, "SCRAPE_TIMEOUT", "Request timed out: the search engine did not answer within timeout. Raise timeout or retry."},
-	{search.ErrNoEngines, http.StatusBadGateway, "SEARCH_ENGINE_UNAVAILABLE", ""},
-	{search.ErrEngine, http.StatusBadGateway, "SEARCH_ENGINE_ERROR", ""},
 }
 
 // Map gives what the API answers for err. An unsupported feature is a 400

@@ -14,28 +14,28 @@ import (
 	"strings"
 	"time"
 
-	"github.com/firegate/firegate/internal/kinderr"
+	"github.com/firegate/firegate/internal/errcode"
 )
 
-// Errors of a search. The API maps them to statuses and codes.
+// Errors of a search, with what the API answers for each. A failure of
+// the engine is an errcode.Failure of ErrEngine or ErrTimeout: its text,
+// for logs, ends with its cause, which may name the engine's host and
+// address; a client is shown its Msg, which says what failed in its terms.
 var (
 	// ErrNotConfigured: no backend is configured (SEARXNG_ENDPOINT unset).
-	ErrNotConfigured = errors.New("search: no search engine is configured")
+	ErrNotConfigured = errcode.New("search: no search engine is configured", errcode.Invalid, "SEARCH_NOT_CONFIGURED",
+		"Search is not configured on this server: set SEARXNG_ENDPOINT to the URL of a SearXNG instance with the JSON format enabled (the compose file's search profile runs one).")
 	// ErrTimeout: the engine did not answer within the deadline.
-	ErrTimeout = errors.New("search: the search engine timed out")
+	ErrTimeout = errcode.New("search: the search engine timed out", errcode.Timeout, "SCRAPE_TIMEOUT",
+		"Request timed out: the search engine did not answer within timeout. Raise timeout or retry.")
 	// ErrEngine: the engine could not be reached or gave an answer that is
 	// not a search result (an HTTP error, a body that is not its JSON).
-	ErrEngine = errors.New("search: search engine error")
+	ErrEngine = errcode.New("search: search engine error", errcode.Upstream, "SEARCH_ENGINE_ERROR", "")
 	// ErrNoEngines: the engine answered, but every upstream engine it asked
 	// failed (blocked, rate limited, timed out), so it has no results.
-	ErrNoEngines = errors.New("search: no upstream search engine answered")
+	ErrNoEngines = errcode.New("search: no upstream search engine answered", errcode.Upstream,
+		"SEARCH_ENGINE_UNAVAILABLE", "")
 )
-
-// Error is a failure of the engine (Kind is ErrEngine or ErrTimeout). Its
-// text, for logs, ends with Cause, which may name the engine's host and
-// address; a client is shown Msg only (ClientMessage), which says what
-// failed in its terms.
-type Error = kinderr.Error
 
 // Source names: what kind of results a query asks for.
 const (

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 // SearXNGOptions configure the SearXNG backend.
@@ -134,37 +136,37 @@ func (s *SearXNG) Page(ctx context.Context, q Query, page int) (Page, error) {
 	u := s.search + "?" + s.Params(q, page).Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return Page{}, &Error{Kind: ErrEngine, Msg: "The search request could not be made.", Cause: err}
+		return Page{}, &errcode.Failure{Kind: ErrEngine, Msg: "The search request could not be made.", Cause: err}
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.client.Do(req)
 	if err != nil {
 		if isTimeout(ctx, err) {
-			return Page{}, &Error{Kind: ErrTimeout, Msg: "The search engine timed out.", Cause: errors.New(rootCause(err))}
+			return Page{}, &errcode.Failure{Kind: ErrTimeout, Msg: "The search engine timed out.", Cause: errors.New(rootCause(err))}
 		}
-		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine could not be reached.", Cause: errors.New(rootCause(err))}
+		return Page{}, &errcode.Failure{Kind: ErrEngine, Msg: "The search engine could not be reached.", Cause: errors.New(rootCause(err))}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.maxBody+1))
 	if err != nil {
 		if isTimeout(ctx, err) {
-			return Page{}, &Error{Kind: ErrTimeout, Msg: "The search engine timed out.", Cause: errors.New(rootCause(err))}
+			return Page{}, &errcode.Failure{Kind: ErrTimeout, Msg: "The search engine timed out.", Cause: errors.New(rootCause(err))}
 		}
-		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine's answer broke off.", Cause: err}
+		return Page{}, &errcode.Failure{Kind: ErrEngine, Msg: "The search engine's answer broke off.", Cause: err}
 	}
 	switch {
 	case resp.StatusCode == http.StatusForbidden:
-		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine (SearXNG) answered HTTP 403 Forbidden: its settings.yml must list json under search.formats."}
+		return Page{}, &errcode.Failure{Kind: ErrEngine, Msg: "The search engine (SearXNG) answered HTTP 403 Forbidden: its settings.yml must list json under search.formats."}
 	case resp.StatusCode == http.StatusTooManyRequests:
-		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine (SearXNG) answered HTTP 429 Too Many Requests: its limiter refuses this server (set server.limiter: false or allow this server's address)."}
+		return Page{}, &errcode.Failure{Kind: ErrEngine, Msg: "The search engine (SearXNG) answered HTTP 429 Too Many Requests: its limiter refuses this server (set server.limiter: false or allow this server's address)."}
 	case resp.StatusCode != http.StatusOK:
-		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine answered HTTP " + httpStatus(resp) + "."}
+		return Page{}, &errcode.Failure{Kind: ErrEngine, Msg: "The search engine answered HTTP " + httpStatus(resp) + "."}
 	case int64(len(body)) > s.maxBody:
-		return Page{}, &Error{Kind: ErrEngine, Msg: fmt.Sprintf("The search engine's answer is larger than %d bytes.", s.maxBody)}
+		return Page{}, &errcode.Failure{Kind: ErrEngine, Msg: fmt.Sprintf("The search engine's answer is larger than %d bytes.", s.maxBody)}
 	}
 	var a searxngAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
-		return Page{}, &Error{Kind: ErrEngine, Msg: "The search engine's answer is not its JSON format: is json listed under search.formats in SearXNG's settings.yml?", Cause: err}
+		return Page{}, &errcode.Failure{Kind: ErrEngine, Msg: "The search engine's answer is not its JSON format: is json listed under search.formats in SearXNG's settings.yml?", Cause: err}
 	}
 	var p Page
 	for _, e := range a.Unresponsive {
