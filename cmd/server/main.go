@@ -2,7 +2,7 @@
 // credits and limits. "server help" lists the commands and their flags
 // (the list is commands() in cli.go):
 //
-//	server [serve]                  run the server (config from env, see README)
+//	server [serve]                  run the server (config from env, see docs/configuration.md)
 //	server worker                   run queue workers only
 //	server keys create|list|revoke  manage a team's API keys
 //	server credits add|set|unlimited|show

@@ -184,7 +184,7 @@ func (r *Runner) watchCancel(ctx context.Context, stop context.CancelFunc, id st
 
 // shownModelError is what a client is shown (a run's error, its trace) of
 // err, an error of a step: the language model's, or the store's. A model
-// that timed out or whose provider rate limits this server (the README's
+// that timed out or whose provider rate limits this server (docs/errors.md's
 // known cases) is said so; any other error (which may name the model
 // endpoint's address, or the store's) is shown as the error table shows it,
 // an unknown one by the generic message naming an error id under which err
