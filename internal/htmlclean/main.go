@@ -345,7 +345,7 @@ func mainContent(root *html.Node, pg *page) {
 	articleLike := pk != kindProduct && grid == nil
 	removeWithTitles(root, anchor, removals, articleLike)
 	if articleLike {
-		removeWithTitles(root, anchor, findTeaserRails(root, anchor), true)
+		removeWithTitles(root, anchor, findTeaserRails(root, anchor, pg), true)
 	}
 	if main != nil && (anchor == nil || isAncestor(main, anchor)) && (grid == nil || isAncestor(main, grid)) && isAncestor(root, main) {
 		narrow(root, main)

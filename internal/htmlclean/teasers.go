@@ -23,11 +23,11 @@ const (
 // tag and first class) that are all teasers (teaserCard), holding less than
 // half the anchor's text and not holding the anchor: related stories,
 // "more from", a video playlist, a most-read list with pictures.
-func findTeaserRails(root, anchor *html.Node) []*html.Node {
+func findTeaserRails(root, anchor *html.Node, pg *page) []*html.Node {
 	if anchor == nil {
 		return nil
 	}
-	anchorText := textLen(anchor)
+	anchorText := pg.textLen(anchor)
 	var rails []*html.Node
 	examined := 0
 	for n := root; n != nil; {
