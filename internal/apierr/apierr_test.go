@@ -134,10 +134,10 @@ func TestMessagesNameNoPackagePrefix(t *testing.T) {
 		// the cause its text ends with (the engine's address).
 		{&errcode.Failure{Kind: search.ErrEngine, Msg: "The search engine could not be reached.", Cause: errors.New("dial tcp 10.1.2.3:8080: connect: connection refused")},
 			"SEARCH_ENGINE_ERROR", "The search engine could not be reached."},
-		{&interact.Error{Kind: interact.ErrUnavailable, Msg: "The browser could not open a session.",
+		{&errcode.Failure{Kind: interact.ErrUnavailable, Msg: "The browser could not open a session.",
 			Cause: errors.New(`browser: chrome unavailable: start: could not dial "ws://127.0.0.1:9222/devtools/browser/x"`)},
 			"BROWSER_UNAVAILABLE", "The browser could not open a session."},
-		{&interact.Error{Kind: interact.ErrReplay, Msg: "Replaying the scrape failed: the page could not be loaded in the browser.",
+		{&errcode.Failure{Kind: interact.ErrReplay, Msg: "Replaying the scrape failed: the page could not be loaded in the browser.",
 			Cause: errors.New("browser: navigate http://10.1.2.3:8080/: net::ERR_CONNECTION_REFUSED: browser: navigation failed")},
 			"INTERACT_REPLAY_FAILED", "Replaying the scrape failed: the page could not be loaded in the browser."},
 		{fmt.Errorf("monitor: %w", &errcode.Failure{Kind: search.ErrEngine, Msg: "The search engine answered HTTP 502 Bad Gateway."}),

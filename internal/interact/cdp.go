@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/firegate/firegate/internal/errcode"
 )
 
 // DevTools connections (cdpUrl).
@@ -30,7 +31,8 @@ import (
 // a team without a token: they bridge it to their sandbox themselves.
 
 // ErrCDPBusy: the session has the most DevTools connections it may.
-var ErrCDPBusy = errors.New("interact: the session has the most DevTools connections it may")
+var ErrCDPBusy = errcode.New("interact: the session has the most DevTools connections it may", errcode.Exhausted,
+	"CDP_BUSY", "")
 
 // MaxCDPConns caps the DevTools connections open at once per session.
 const MaxCDPConns = 3
@@ -90,7 +92,7 @@ func (m *Manager) CDPHandler(teamID, id string) http.Handler {
 			http.Error(w, cdpNotFound, http.StatusNotFound)
 			return
 		}
-		var ue *Error
+		var ue *errcode.Failure
 		switch err := m.serveCDP(w, r, l); {
 		case errors.Is(err, ErrCDPBusy):
 			http.Error(w, fmt.Sprintf(cdpBusy, MaxCDPConns), http.StatusTooManyRequests)

@@ -7,18 +7,15 @@ import (
 
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/browser"
-	"github.com/firegate/firegate/internal/kinderr"
+	"github.com/firegate/firegate/internal/errcode"
 )
 
-// Error is a failure of the browser (or sandbox) behind a session: Kind is
-// ErrUnavailable or ErrReplay. Its text, for logs, ends with Cause, which
-// may name the DevTools address, file paths and Go packages; a client is
-// shown Msg only (ClientMessage), which says what failed in its terms.
-type Error = kinderr.Error
-
-// unavailable is an ErrUnavailable failure told as msg, caused by err.
+// unavailable is a failure of the browser (or sandbox) behind a session,
+// told as msg, caused by err. Its text, for logs, ends with err, which may
+// name the DevTools address, file paths and Go packages; a client is shown
+// msg only, which says what failed in its terms.
 func unavailable(msg string, err error) error {
-	return &Error{Kind: ErrUnavailable, Msg: msg, Cause: err}
+	return &errcode.Failure{Kind: ErrUnavailable, Msg: errcode.Sentence(msg), Cause: err}
 }
 
 // replayError is the failure of replaying a scrape in a new session, told
@@ -46,5 +43,5 @@ func replayError(err error) error {
 	default:
 		msg = "Replaying the scrape failed."
 	}
-	return &Error{Kind: ErrReplay, Msg: msg, Cause: err}
+	return &errcode.Failure{Kind: ErrReplay, Msg: errcode.Sentence(msg), Cause: err}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/testenv"
 )
 
@@ -28,7 +29,7 @@ func closedPort(t *testing.T) string {
 // names none of leaks, while its text (what is logged) keeps cause.
 func shownAs(t *testing.T, err, kind error, want, cause string, leaks ...string) {
 	t.Helper()
-	var e *Error
+	var e *errcode.Failure
 	if !errors.Is(err, kind) || !errors.As(err, &e) {
 		t.Fatalf("err = %v; want %v with a client message", err, kind)
 	}
@@ -75,7 +76,7 @@ func TestBrowserErrorsShowNoInternals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := New(Config{Store: testStore(t), Browser: pool, Ledger: &ledger{}, Log: testenv.Logger(t)})
 			_, err := m.Create(ctxFor(t, 60*time.Second), CreateParams{TeamID: team, ScrapeID: "s1", TTL: time.Minute, ActivityTTL: time.Minute, Replay: &tc.replay})
-			var e *Error
+			var e *errcode.Failure
 			if errors.As(err, &e) && strings.HasPrefix(e.Msg, tc.want) && strings.HasSuffix(tc.want, ": ") {
 				tc.want = e.Msg // the action's own reason follows
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/firegate/firegate/internal/actions"
 	"github.com/firegate/firegate/internal/billing"
 	"github.com/firegate/firegate/internal/browser"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fairshare"
 	"github.com/firegate/firegate/internal/store"
 )
@@ -33,23 +34,29 @@ import (
 // Errors of the Manager.
 var (
 	// ErrNotFound: no session of the team by that id (or scrape).
-	ErrNotFound = errors.New("interact: session not found")
+	ErrNotFound = errcode.New("interact: session not found", errcode.NotFound, "NOT_FOUND",
+		"Browser session not found.")
 	// ErrDestroyed: the session has ended (ttl, inactivity, DELETE).
-	ErrDestroyed = errors.New("interact: session destroyed")
+	ErrDestroyed = errcode.New("interact: session destroyed", errcode.Gone, "SESSION_DESTROYED",
+		"Browser session has been destroyed.")
 	// ErrTooMany: the team (or the server) has the most sessions open it
 	// may.
-	ErrTooMany = errors.New("interact: too many sessions")
+	ErrTooMany = errcode.New("interact: too many sessions", errcode.Exhausted,
+		"TOO_MANY_SESSIONS", "").WithLead("Too many browser sessions")
 	// ErrElsewhere: the session is active but its browser is held by
 	// another server process.
-	ErrElsewhere = errors.New("interact: session held by another server process")
+	ErrElsewhere = errcode.New("interact: session held by another server process", errcode.Conflict, "SESSION_ON_OTHER_SERVER",
+		"Conflict: this browser session is held by another server process; send its requests to that process (sessions are not shared between replicas).")
 	// ErrUnavailable: no browser is configured or it failed.
-	ErrUnavailable = errors.New("interact: browser unavailable")
+	ErrUnavailable = errcode.New("interact: browser unavailable", errcode.Upstream, "BROWSER_UNAVAILABLE", "")
 	// ErrProfileBusy: another session is saving the same profile.
-	ErrProfileBusy = errors.New("interact: profile in use")
+	ErrProfileBusy = errcode.New("interact: profile in use", errcode.Conflict,
+		"PROFILE_IN_USE", "").WithLead("The browser profile is in use")
 	// ErrReplay: the scrape could not be replayed in the new session.
-	ErrReplay = errors.New("interact: replay failed")
+	ErrReplay = errcode.New("interact: replay failed", errcode.Upstream, "INTERACT_REPLAY_FAILED", "")
 	// ErrLanguage: the code's language is not run by this server.
-	ErrLanguage = errors.New("interact: language not supported")
+	ErrLanguage = errcode.New("interact: language not supported", errcode.Invalid,
+		"INTERACT_LANGUAGE_NOT_SUPPORTED", "")
 )
 
 // Browser opens sessions; *browser.Pool implements it.

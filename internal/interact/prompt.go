@@ -11,6 +11,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/firegate/firegate/internal/actions"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/markdown"
 	"github.com/firegate/firegate/internal/store"
 )
@@ -25,7 +26,8 @@ import (
 // It stops at done, after MaxPromptSteps, or at the timeout.
 
 // ErrNoModel: a prompt was sent and no language model is configured.
-var ErrNoModel = errors.New("interact: no language model is configured")
+var ErrNoModel = errcode.New("interact: no language model is configured", errcode.Invalid, "SCRAPE_LLM_NOT_CONFIGURED",
+	"prompt-driven interaction needs a language model, and this server has none configured (set OPENAI_BASE_URL and MODEL_NAME); send code instead")
 
 // Model answers JSON matching a schema; *llm.Client implements it.
 type Model interface {
