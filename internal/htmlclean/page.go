@@ -144,7 +144,9 @@ func (pg *page) elem(n *html.Node) valueFacts {
 		}
 		f := pg.facts(a.Val)
 		e.hidden = e.hidden || class && f.hidden
-		if a.Namespace != "" {
+		if a.Namespace != "" || !class && f.hint != hintNone && isHeadingSlug(n, a.Val) {
+			// (An id made from the section's own heading,
+			// "sharing-with-a-team", names its content.)
 			continue
 		}
 		e.hint = strongerHint(e.hint, f.hint)
