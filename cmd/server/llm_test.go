@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/llm/llmtest"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // TestScrapeJSONWithLanguageModel runs the real server with OPENAI_BASE_URL
@@ -204,7 +205,7 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 		}
 		lastExtract = started.ID
 		var st extractStatus
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		testenv.WaitFor(20*time.Second, func() bool {
 			req, _ := http.NewRequest(http.MethodGet, base+"/"+version+"/extract/"+started.ID, nil)
 			req.Header.Set("Authorization", "Bearer "+key)
 			resp, err := http.DefaultClient.Do(req)
@@ -214,10 +215,9 @@ func TestScrapeJSONWithLanguageModel(t *testing.T) {
 			st = extractStatus{}
 			json.NewDecoder(resp.Body).Decode(&st)
 			resp.Body.Close()
-			if st.Status != "processing" || time.Now().After(deadline) {
-				return st
-			}
-		}
+			return st.Status != "processing"
+		})
+		return st
 	}
 	st := extract("v1", extractBody) // the v1 route (the 1.x SDK's): the same body and answers
 	colours := fmt.Sprint(st.Data["colours"])

@@ -193,16 +193,7 @@ func TestServeShutsDownGracefully(t *testing.T) {
 	cancel()
 	// Shutdown has begun once the server stops accepting connections; the
 	// scrape in flight must still complete.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			break
-		}
-		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("the server still accepts connections 10s after the cancel")
-		}
-	}
+	waitRefused(t, port)
 	close(slow)
 	r := <-res
 	if r.err != nil || r.status != 200 || !strings.Contains(r.body, "# Done") {
@@ -215,15 +206,28 @@ func TestServeShutsDownGracefully(t *testing.T) {
 
 func waitHealthy(t *testing.T, base string) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if resp, err := http.Get(base + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		resp, err := http.Get(base + "/health")
+		if err != nil {
+			return false
 		}
-	}
-	t.Fatal("server not healthy")
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}, "server not healthy")
+}
+
+// waitRefused waits until the server on port no longer accepts
+// connections, as it stops at the start of a shutdown.
+func waitRefused(t *testing.T, port int) {
+	t.Helper()
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return true
+		}
+		c.Close()
+		return false
+	}, "the server still accepts connections after the cancel")
 }
 
 func TestCreditsAndLimitsCommands(t *testing.T) {
@@ -354,16 +358,7 @@ func TestServeDrainsQueueJobs(t *testing.T) {
 		t.Fatal("the page job did not reach the site")
 	}
 	cancel()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			break // shutdown has begun
-		}
-		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("the server still accepts connections 10s after the cancel")
-		}
-	}
+	waitRefused(t, port) // shutdown has begun
 	close(slow)
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v", err)
@@ -378,17 +373,15 @@ func TestServeDrainsQueueJobs(t *testing.T) {
 			Markdown string `json:"markdown"`
 		} `json:"data"`
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	testenv.WaitFor(30*time.Second, func() bool {
 		resp, err := http.Get(base + "/v2/batch/scrape/" + started.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_ = json.NewDecoder(resp.Body).Decode(&st)
 		resp.Body.Close()
-		if st.Status == "completed" || time.Now().After(deadline) {
-			break
-		}
-	}
+		return st.Status == "completed"
+	})
 	if st.Status != "completed" || len(st.Data) != 1 || !strings.Contains(st.Data[0].Markdown, "Drained") || hits.Load() != 1 {
 		t.Errorf("after the restart: status %q, %d documents %+v, the site asked %d times; want completed, the drained page's document, asked once",
 			st.Status, len(st.Data), st.Data, hits.Load())

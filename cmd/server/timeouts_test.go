@@ -49,6 +49,7 @@ func startServer(t *testing.T, e map[string]string) string {
 func TestSlowClientsAreCutOff(t *testing.T) {
 	t.Parallel()
 	site := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A scrape longer than both timeouts: the duration is the test.
 		time.Sleep(2500 * time.Millisecond)
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, "<html><body><h1>Slow but fine</h1></body></html>")
