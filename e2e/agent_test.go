@@ -16,6 +16,7 @@ import (
 
 	"github.com/firegate/firegate/internal/llm/llmtest"
 	"github.com/firegate/firegate/internal/search/searxngtest"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // agentModel scripts the server's model for agent.test.mjs by the prompt
@@ -98,24 +99,20 @@ func TestJavaScriptSDKAgent(t *testing.T) {
 
 	// The started and completed webhooks of the first run, and nothing
 	// else (its events filter leaves action out).
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var types []string
+	if !testenv.WaitFor(15*time.Second, func() bool {
 		mu.Lock()
-		var types []string
+		defer mu.Unlock()
+		types = types[:0]
 		for _, h := range hooks {
 			types = append(types, h["type"].(string))
 		}
-		mu.Unlock()
-		if len(types) >= 2 {
-			if strings.Join(types, ",") != "agent.started,agent.completed" {
-				t.Errorf("webhooks = %v", types)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("webhooks = %v, want agent.started and agent.completed", types)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return len(types) >= 2
+	}) {
+		t.Fatalf("webhooks = %v, want agent.started and agent.completed", types)
+	}
+	if strings.Join(types, ",") != "agent.started,agent.completed" {
+		t.Errorf("webhooks = %v", types)
 	}
 	mu.Lock()
 	done := hooks[1]
@@ -179,19 +176,15 @@ func TestAgentWorkerKilled(t *testing.T) {
 	close(release)
 
 	second := startServer(t, "OPENAI_BASE_URL="+model.BaseURL, "MODEL_NAME=scripted", "DATA_DIR="+dataDir)
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		st := agentCall(t, second.url, http.MethodGet, "/v2/agent/"+id, "")
-		if st["status"] != "processing" {
-			if st["status"] != "completed" || st["data"] != "resumed" {
-				t.Fatalf("after the restart: %v", st)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run still processing %s after the restart", 90*time.Second)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var st map[string]any
+	if !testenv.WaitFor(90*time.Second, func() bool {
+		st = agentCall(t, second.url, http.MethodGet, "/v2/agent/"+id, "")
+		return st["status"] != "processing"
+	}) {
+		t.Fatalf("run still processing %s after the restart", 90*time.Second)
+	}
+	if st["status"] != "completed" || st["data"] != "resumed" {
+		t.Fatalf("after the restart: %v", st)
 	}
 	mu.Lock()
 	defer mu.Unlock()

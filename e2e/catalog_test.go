@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // catalogTools is an operator's tools on loopback: /daily answers a
@@ -195,23 +197,21 @@ func TestCatalogKeyAfterKill(t *testing.T) {
 
 	second := startServer(t, "CATALOG_FILE="+path, "E2E_WEATHER_TOKEN=e2e-token", "DATA_DIR="+dataDir)
 	seen := map[string]int{}
-	deadline := time.Now().Add(60 * time.Second)
 	var final map[string]any
-	for {
+	if !testenv.WaitFor(60*time.Second, func() bool {
 		status, got := catalogPost(t, second.url, "killed-1", body)
 		code, _ := got["code"].(string)
 		seen[fmt.Sprint(status, " ", code)]++
 		if status == 200 {
 			final = got
-			break
+			return true
 		}
 		if (status != 409 || code != "request_in_flight") && (status != 503 || code != "request_unresolved") {
 			t.Fatalf("after the restart: %d %v", status, got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the key was never resolved: %v", seen)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("the key was never resolved: %v", seen)
 	}
 	t.Logf("answers after the kill: %v; resolved %s after it", seen, time.Since(killedAt).Round(100*time.Millisecond))
 	if seen["503 request_unresolved"] == 0 {

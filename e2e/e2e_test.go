@@ -19,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 const testKey = "fc-e2e0000000000000000000000000000000"
@@ -171,19 +173,17 @@ func startServer(t *testing.T, extra ...string) *server {
 			t.Logf("server logs:\n%s", logs.String())
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	if !testenv.WaitFor(30*time.Second, func() bool {
 		resp, err := http.Get(s.url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}) {
+		t.Fatalf("server did not become healthy\n%s", logs.String())
 	}
-	t.Fatalf("server did not become healthy\n%s", logs.String())
-	return nil
+	return s
 }
 
 // post sends a scrape body and decodes the answer into out.

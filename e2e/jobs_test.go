@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/testenv"
 	"github.com/firegate/firegate/internal/webhook"
 )
 
@@ -37,6 +38,7 @@ type delivery struct {
 type hookReceiver struct {
 	mu         sync.Mutex
 	deliveries []delivery
+	arrived    chan struct{} // closed (and dropped) when a delivery arrives
 }
 
 func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -45,28 +47,42 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &d.event)
 	h.mu.Lock()
 	h.deliveries = append(h.deliveries, d)
+	if h.arrived != nil {
+		close(h.arrived)
+		h.arrived = nil
+	}
 	h.mu.Unlock()
 }
 
-// wait returns the deliveries to path once one of type last has arrived,
-// or what has arrived after timeout.
-func (h *hookReceiver) wait(path, last string, timeout time.Duration) []delivery {
-	deadline := time.Now().Add(timeout)
+// wait returns the deliveries to path once n of type last have arrived,
+// or what has arrived after timeout; woken by each delivery.
+func (h *hookReceiver) wait(path, last string, n int, timeout time.Duration) []delivery {
+	expired := time.After(timeout)
 	for {
 		h.mu.Lock()
 		var got []delivery
-		done := false
+		seen := 0
 		for _, d := range h.deliveries {
 			if d.path == path {
 				got = append(got, d)
-				done = done || d.event["type"] == last
+				if d.event["type"] == last {
+					seen++
+				}
 			}
 		}
+		if h.arrived == nil {
+			h.arrived = make(chan struct{})
+		}
+		arrived := h.arrived
 		h.mu.Unlock()
-		if done || time.Now().After(deadline) {
+		if seen >= n {
 			return got
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-arrived:
+		case <-expired:
+			return got
+		}
 	}
 }
 
@@ -211,8 +227,11 @@ func TestJavaScriptSDKJobs(t *testing.T) {
 	})
 
 	t.Run("cancelled jobs stop fetching", func(t *testing.T) {
-		time.Sleep(700 * time.Millisecond) // a page in flight at cancel ends
+		// A page in flight at the cancel ends.
+		testenv.Eventually(t, 10*time.Second, func() bool { return slow.InFlight() == 0 }, "the slow site still serving a request")
 		before := slow.TotalHits()
+		// An absence over time: the cancelled jobs' pages, queued, would
+		// reach the site within a second (a page takes 500 ms).
 		time.Sleep(time.Second)
 		if after := slow.TotalHits(); after != before {
 			t.Errorf("the slow site got %d requests in the second after its crawl and batch were cancelled", after-before)
@@ -228,7 +247,7 @@ func TestJavaScriptSDKJobs(t *testing.T) {
 		if !readOut(t, out, "crawl-limit", &limited) {
 			return
 		}
-		ds := hooks.wait("/crawl", "crawl.completed", 15*time.Second)
+		ds := hooks.wait("/crawl", "crawl.completed", 1, 15*time.Second)
 		checkSignatures(t, secret, ds)
 		var types []string
 		var pageSources, failedSources []string
@@ -297,9 +316,9 @@ func TestJavaScriptSDKJobs(t *testing.T) {
 		if !readOut(t, out, "batch", &batch) {
 			return
 		}
-		hooks.wait("/batch", "batch_scrape.completed", 10*time.Second)
-		time.Sleep(200 * time.Millisecond) // nothing else should follow
-		ds := hooks.wait("/batch", "batch_scrape.completed", 0)
+		// Any other event would have been queued before completed, which
+		// is delayed a second to land after them (crawljob's notify).
+		ds := hooks.wait("/batch", "batch_scrape.completed", 1, 10*time.Second)
 		checkSignatures(t, secret, ds)
 		if len(ds) != 1 {
 			types := make([]any, len(ds))

@@ -59,21 +59,7 @@ func TestJavaScriptSDKMonitor(t *testing.T) {
 
 	// Two checks of two pages: four monitor.page events and two
 	// monitor.check.completed, all signed.
-	deadline := time.Now().Add(30 * time.Second)
-	var ds []delivery
-	for {
-		ds = hooks.wait("/monitor", "", 0)
-		completed := 0
-		for _, d := range ds {
-			if d.event["type"] == "monitor.check.completed" {
-				completed++
-			}
-		}
-		if completed >= 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	ds := hooks.wait("/monitor", "monitor.check.completed", 2, 30*time.Second)
 	checkSignatures(t, secret, ds)
 	var statuses []string
 	completed := 0

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/crawl"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // Sitemap amplification (issue 12): a robots.txt naming the same large
@@ -223,23 +224,18 @@ func TestSitemapAmplification(t *testing.T) {
 		if status := postJSON(t, srv, "/v2/crawl", `{"url":"`+site.URL+`/","limit":20}`, &started); status != http.StatusOK || !started.Success {
 			t.Fatalf("crawl: %d", status)
 		}
-		deadline := time.Now().Add(2 * time.Minute)
-		for {
-			var st struct {
-				Status    string `json:"status"`
-				Completed int    `json:"completed"`
-			}
+		var st struct {
+			Status    string `json:"status"`
+			Completed int    `json:"completed"`
+		}
+		if !testenv.WaitFor(2*time.Minute, func() bool {
 			getJSON(t, srv, "/v2/crawl/"+started.ID, &st)
-			if st.Status != "scraping" {
-				if st.Status != "completed" || st.Completed != 20 {
-					t.Errorf("crawl: %s with %d pages, want completed with 20", st.Status, st.Completed)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("crawl still scraping: %d done", st.Completed)
-			}
-			time.Sleep(100 * time.Millisecond)
+			return st.Status != "scraping"
+		}) {
+			t.Fatalf("crawl still scraping: %d done", st.Completed)
+		}
+		if st.Status != "completed" || st.Completed != 20 {
+			t.Errorf("crawl: %s with %d pages, want completed with 20", st.Status, st.Completed)
 		}
 		peak := peakRSS(t, pid)
 		t.Logf("crawl of %d-byte URLs: %d sitemap fetches, peak RSS %d MB", urlLen, sitemapHits()-before, peak>>20)

@@ -469,6 +469,13 @@ func (s *Site) TotalHits() int {
 	return s.total
 }
 
+// InFlight returns the number of requests being served now.
+func (s *Site) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
+}
+
 // MaxInFlight returns the largest number of requests served at once.
 func (s *Site) MaxInFlight() int {
 	s.mu.Lock()
