@@ -18,7 +18,7 @@ const bioTailShare = 0.2
 // bioStart matches the opening of an author's bio: a name of one to four
 // capitalised words, then "is a", "is the"... ("Ann Smith is a freelance
 // writer", "Joe is the co-founder of").
-var bioStart = regexp.MustCompile(`^(?:[A-Z][\p{L}.'’-]*\.? ){0,3}[A-Z][\p{L}.'’-]*(?: \([^)]{1,40}\))? (?:is|was|has been) (?:a|an|the|currently|also|our|one)\b`)
+var bioStart = mustTextPattern(`^(?:[A-Z][\p{L}.'’-]*\.? ){0,3}[A-Z][\p{L}.'’-]*(?: \([^)]{1,40}\))? (?:is|was|has been) (?:a|an|the|currently|also|our|one)\b`)
 
 // bioRole matches, in a bio's first sentences, the trade of a writer or of
 // the person behind a business.
@@ -38,6 +38,7 @@ func removeAuthorBios(root *html.Node, pg *page) {
 		return
 	}
 	var bios []*html.Node
+	var rawBuf, lineBuf []byte
 	seen := 0
 	// inTail reports whether a block after seen bytes of text may end in
 	// the tail: a block of at most maxBioText, the most a bio holds.
@@ -54,9 +55,9 @@ func removeAuthorBios(root *html.Node, pg *page) {
 		if n != root && n.Type == html.ElementNode && isBlock(n.DataAtom) && inTail(seen) && !hasBlockChild(n) {
 			l := pg.textLen(n)
 			if l > 0 && l <= maxBioText && 2*l <= total && float64(total-seen-l) <= bioTailShare*float64(total) {
-				raw, _ := shortText(n, maxBioText)
-				t := strings.Join(strings.Fields(raw), " ")
-				if isBio(t) {
+				rawBuf, _ = appendShortText(rawBuf[:0], n, maxBioText)
+				lineBuf = appendFields(lineBuf[:0], rawBuf, false)
+				if isBio(string(lineBuf)) {
 					bios = append(bios, n)
 				}
 			}
@@ -82,7 +83,12 @@ var personWord = regexp.MustCompile(`\b(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er|[Tt]hey|[Tt
 // shown to be a person by a pronoun ("Agriculture is a major contributor"
 // is not one).
 func isBio(t string) bool {
-	m := bioStart.FindStringIndex(t)
+	// Most blocks fail within their first bytes: the test first, then
+	// the match's end from regexp.
+	var m []int
+	if bioStart.MatchString(t) {
+		m = bioStart.re.FindStringIndex(t)
+	}
 	if m == nil || !bioRole.MatchString(t[:min(len(t), 200)]) {
 		return isIntlBio(t)
 	}

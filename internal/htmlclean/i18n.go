@@ -82,7 +82,7 @@ var intlAdLabels = map[string]bool{
 // "Marie Dupont est journaliste"); intlBioRole a journalist's trade in its
 // first sentences.
 var (
-	intlBioStart = regexp.MustCompile(`^(?:\p{Lu}[\p{L}.'’-]*\.? ){1,3}\p{Lu}[\p{L}.'’-]* (?:ist|est|es|è|jest|é|is|war|était|fue|era|był|była|foi|arbeitet|travaille|trabaja|lavora|pracuje|trabalha|werkt|schreibt|écrit|escribe|scrive|pisze|escreve|schrijft)\b`)
+	intlBioStart = mustTextPattern(`^(?:\p{Lu}[\p{L}.'’-]*\.? ){1,3}\p{Lu}[\p{L}.'’-]* (?:ist|est|es|è|jest|é|is|war|était|fue|era|był|była|foi|arbeitet|travaille|trabaja|lavora|pracuje|trabalha|werkt|schreibt|écrit|escribe|scrive|pisze|escreve|schrijft)\b`)
 	intlBioRole  = regexp.MustCompile(`(?i)(?:redakteur|journalist|autor|autorin|korrespondent|reporter|kolumnist|chefredakt|ressortleit|volontär|rédact|correspondant|chroniqueu|éditorialiste|pigiste|periodista|redactor|corresponsal|columnista|giornalista|redattor|corrispondente|inviat[oa]|editorialista|dziennikar|redaktor|publicyst|korespondent|jornalista|redator|repórter|colunista|correspondente|redacteur|verslaggever|correspondent|columnist)`)
 )
 

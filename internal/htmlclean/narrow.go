@@ -631,6 +631,12 @@ func appendShortText(buf []byte, n *html.Node, limit int) ([]byte, bool) {
 // without the strings in between: the key the rules look short texts up
 // by.
 func appendLine(buf, raw []byte) []byte {
+	return appendFields(buf, raw, true)
+}
+
+// appendFields appends to buf strings.Join(strings.Fields(raw), " "), in
+// lower case with lower (as strings.ToLower writes it).
+func appendFields(buf, raw []byte, lower bool) []byte {
 	space := false
 	start := len(buf)
 	for i := 0; i < len(raw); {
@@ -648,6 +654,8 @@ func appendLine(buf, raw []byte) []byte {
 		}
 		space = false
 		switch {
+		case !lower:
+			buf = append(buf, raw[i-w:i]...)
 		case 'A' <= r && r <= 'Z':
 			buf = append(buf, byte(r)+'a'-'A')
 		case r < utf8.RuneSelf:

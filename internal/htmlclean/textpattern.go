@@ -75,8 +75,9 @@ func mustTextPattern(expr string) *textPattern {
 	if !p.anchored {
 		return p
 	}
+	var c closer
 	for b := range rune(utf8.RuneSelf) {
-		pcs, matched := closure(prog, []uint32{uint32(prog.Start)}, syntax.EmptyOpContext(-1, b))
+		pcs, matched := c.closure(prog, []uint32{uint32(prog.Start)}, syntax.EmptyOpContext(-1, b))
 		if matched {
 			p.matchAfter[b], p.tableOK[b] = true, true
 			continue
@@ -98,8 +99,9 @@ func mustTextPattern(expr string) *textPattern {
 // secondBytes fills p.second[b].
 func (p *textPattern) secondBytes(b byte) {
 	sec := &p.second[b]
+	var cl closer
 	for c := range rune(utf8.RuneSelf) {
-		pcs, matched := closure(p.prog, p.after[b], syntax.EmptyOpContext(rune(b), c))
+		pcs, matched := cl.closure(p.prog, p.after[b], syntax.EmptyOpContext(rune(b), c))
 		alive := matched
 		for _, pc := range pcs {
 			alive = alive || p.prog.Inst[pc].MatchRune(c)
@@ -183,12 +185,28 @@ func (p *textPattern) holdsLiteral(s string) bool {
 	return false
 }
 
+// closer computes closures for the tables, reusing its buffers.
+type closer struct {
+	seen           []bool
+	touched, stack []uint32
+	runes          []uint32
+}
+
 // closure returns the rune instructions reached from pcs without reading
 // a rune, under the empty-width conditions flag, and whether a match
-// instruction is reached (for building the table: no bound).
-func closure(prog *syntax.Prog, pcs []uint32, flag syntax.EmptyOp) (runes []uint32, matched bool) {
-	seen := make([]bool, len(prog.Inst))
-	stack := append([]uint32(nil), pcs...)
+// instruction is reached (for building the tables: no bound). The slice
+// is valid until the next call.
+func (c *closer) closure(prog *syntax.Prog, pcs []uint32, flag syntax.EmptyOp) (runes []uint32, matched bool) {
+	if len(c.seen) < len(prog.Inst) {
+		c.seen = make([]bool, len(prog.Inst))
+	}
+	for _, pc := range c.touched {
+		c.seen[pc] = false
+	}
+	c.touched, c.runes = c.touched[:0], c.runes[:0]
+	seen := c.seen
+	stack := append(c.stack[:0], pcs...)
+	defer func() { c.stack = stack }()
 	for len(stack) > 0 {
 		pc := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -196,6 +214,7 @@ func closure(prog *syntax.Prog, pcs []uint32, flag syntax.EmptyOp) (runes []uint
 			continue
 		}
 		seen[pc] = true
+		c.touched = append(c.touched, pc)
 		switch i := &prog.Inst[pc]; i.Op {
 		case syntax.InstAlt, syntax.InstAltMatch:
 			stack = append(stack, i.Arg, i.Out)
@@ -209,10 +228,10 @@ func closure(prog *syntax.Prog, pcs []uint32, flag syntax.EmptyOp) (runes []uint
 			matched = true
 		case syntax.InstFail:
 		default:
-			runes = append(runes, pc)
+			c.runes = append(c.runes, pc)
 		}
 	}
-	return runes, matched
+	return c.runes, matched
 }
 
 // MatchString reports whether s matches, as regexp's MatchString does.

@@ -19,7 +19,7 @@ func textPatterns() map[string]*textPattern {
 		"commentCount": commentCount, "cardLabel": cardLabel, "readingTime": readingTime,
 		"posterLabel": posterLabel, "posterStat": posterStat, "postCounter": postCounter,
 		"threadLabel": threadLabel, "pageLabel": pageLabel, "furnitureStart": furnitureStart,
-		"furniture": furniture, "linkedLabel": linkedLabel,
+		"furniture": furniture, "linkedLabel": linkedLabel, "bioStart": bioStart, "intlBioStart": intlBioStart,
 	}
 }
 
@@ -47,6 +47,9 @@ var patternTexts = []string{
 	"12 comments\n", "\n12 comments", "moderator\u2028", "by continuing" + strings.Repeat(" x", 60) + " you agree",
 	"sent from my " + strings.Repeat("a", 59) + " using " + strings.Repeat("b", 60),
 	"sent from my " + strings.Repeat("a", 61) + " using b",
+	"Ann Smith is a freelance writer", "Joe is the co-founder of", "Jo Lee (JL) was an editor", "O'Neil has been our",
+	"Ann Smith is alone", "ann smith is a writer", "Émile Zola is a writer", "Anna Schmidt ist Redakteurin",
+	"Łukasz Nowak jest dziennikarzem", "Zoë Dupont écrit pour", "Anna Schmidt istanbul",
 }
 
 // TestTextPatternsAgreeWithRegexp checks every textPattern against the
@@ -194,6 +197,10 @@ func checkAppendLine(t *testing.T, s string) {
 	want := strings.ToLower(strings.Join(strings.Fields(s), " "))
 	if got := string(appendLine([]byte("x"), []byte(s))); got != "x"+want {
 		t.Errorf("appendLine(%q) = %q, want %q", s, got[1:], want)
+	}
+	want = strings.Join(strings.Fields(s), " ")
+	if got := string(appendFields([]byte("x"), []byte(s), false)); got != "x"+want {
+		t.Errorf("appendFields(%q) = %q, want %q", s, got[1:], want)
 	}
 }
 
