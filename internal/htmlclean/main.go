@@ -308,7 +308,7 @@ func mainContent(root *html.Node, pg *page) {
 	}
 	grid, gridText := findCardGrid(root, pg)
 	var cards map[*html.Node]bool
-	if grid != nil && (anchor == nil || gridText*cardGridShare >= anchorRest(pg, anchor, grid)) {
+	if grid != nil && (anchor == nil || gridWins(pg, anchor, grid, gridText, anchorRest(pg, anchor, grid))) {
 		// The page is a grid of cards (products, results, listings)
 		// more than the prose around it: the grid is content, and
 		// the link density of its cards does not remove them.

@@ -21,6 +21,9 @@ const (
 	kindProduct          // a single product (schema.org Product, og:type product)
 	kindForum            // a discussion thread (schema.org DiscussionForumPosting, Comment)
 	kindQA               // a question and its answers (schema.org QAPage)
+	// kindArticle: a news or blog article (schema.org Article and its
+	// kinds, og:type article), when no other kind applies.
+	kindArticle
 )
 
 // isThread reports the kinds whose content is a run of posts by several
@@ -30,6 +33,8 @@ func (k pageKind) isThread() bool { return k == kindForum || k == kindQA }
 var ldForumType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"DiscussionForumPosting"`)
 
 var ldQAType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"QAPage"`)
+
+var ldArticleType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Article|NewsArticle|BlogPosting|ReportageNewsArticle|AnalysisNewsArticle|OpinionNewsArticle|LiveBlogPosting|TechArticle|ScholarlyArticle)"`)
 
 var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductGroup|IndividualProduct)"`)
 
@@ -41,6 +46,7 @@ var ldProductType = regexp.MustCompile(`"@type"\s*:\s*(\[\s*)?"(Product|ProductG
 // sticky bar) is a product page too.
 func detectKind(doc *html.Node, u *url.URL) pageKind {
 	products, og, group, micro, forum, qa := 0, false, false, 0, false, false
+	article := false
 	var carts []*html.Node
 	for n := doc; n != nil; {
 		if n.Type == html.ElementNode {
@@ -58,6 +64,7 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 					products += len(ldProductType.FindAllStringIndex(n.FirstChild.Data, -1))
 					forum = forum || ldForumType.MatchString(n.FirstChild.Data)
 					qa = qa || ldQAType.MatchString(n.FirstChild.Data)
+					article = article || ldArticleType.MatchString(n.FirstChild.Data)
 				}
 				n = next(n, doc, true)
 				continue
@@ -69,6 +76,8 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 						group = true
 					case c == "product" || c == "product.item" || strings.HasSuffix(c, ":product"):
 						og = true
+					case c == "article":
+						article = true
 					}
 				}
 			case atom.Style, atom.Svg, atom.Template:
@@ -83,6 +92,9 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 					forum = true
 				case strings.HasSuffix(it, "schema.org/QAPage"):
 					qa = true
+				case strings.HasSuffix(it, "schema.org/Article"), strings.HasSuffix(it, "schema.org/NewsArticle"),
+					strings.HasSuffix(it, "schema.org/BlogPosting"):
+					article = true
 				}
 			}
 		}
@@ -106,6 +118,8 @@ func detectKind(doc *html.Node, u *url.URL) pageKind {
 		return kindQA
 	case !forum && (len(carts) == 1 || len(carts) == 2 && !alikeCards(carts[0], carts[1])):
 		return kindProduct
+	case article:
+		return kindArticle
 	}
 	return kindUnknown
 }

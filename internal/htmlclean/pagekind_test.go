@@ -24,7 +24,9 @@ func TestDetectKind(t *testing.T) {
 		{"json-ld product in a type list", ld(`{"@type":["Product","Thing"]}`), ``, kindProduct},
 		{"json-ld item list of many products", ld(`{"@type":"ItemList","itemListElement":[` +
 			strings.Repeat(`{"@type":"Product","name":"a"},`, 9) + `{"@type":"Product","name":"b"}]}`), ``, kindUnknown},
-		{"json-ld article", ld(`{"@type":"NewsArticle"}`), ``, kindUnknown},
+		{"json-ld article", ld(`{"@type":"NewsArticle"}`), ``, kindArticle},
+		{"og article", `<meta property="og:type" content="article">`, ``, kindArticle},
+		{"microdata blog posting", ``, `<article itemscope itemtype="https://schema.org/BlogPosting"><h1>x</h1></article>`, kindArticle},
 		{"microdata product", ``, `<div itemscope itemtype="https://schema.org/Product"><h1 itemprop="name">Tent</h1></div>`, kindProduct},
 		{"json-ld forum thread", ld(`{"@type":"DiscussionForumPosting","comment":[{"@type":"Comment"}]}`), ``, kindForum},
 		{"microdata forum comments", ``, `<article itemscope itemtype="http://schema.org/Comment"><p>a post</p></article>`, kindForum},

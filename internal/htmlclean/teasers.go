@@ -164,3 +164,33 @@ func firstIsTeaser(n *html.Node) bool {
 	_, ok := teaserCard(first)
 	return ok
 }
+
+// minColumnLevels is the number of levels between an article's anchor and
+// the element it shares with a card grid from which the two are in
+// different columns of the page (the article's and a rail's).
+const minColumnLevels = 4
+
+// gridWins reports whether a card grid with gridText of text is the page's
+// content rather than the anchor's rest of text: when the grid holds half
+// as much; on an article (by its markup) whose grid stands in another
+// column than the anchor, only when it holds twice as much: beside an
+// article, grids are rails of other stories.
+func gridWins(pg *page, anchor, grid *html.Node, gridText, rest int) bool {
+	if pg.kind == kindArticle && levelsApart(anchor, grid) >= minColumnLevels {
+		return gridText >= cardGridShare*rest
+	}
+	return gridText*cardGridShare >= rest
+}
+
+// levelsApart is the number of levels from a up to the nearest element
+// that holds b.
+func levelsApart(a, b *html.Node) int {
+	k := 0
+	for p := a; p != nil; p = p.Parent {
+		if isAncestor(p, b) {
+			return k
+		}
+		k++
+	}
+	return k
+}

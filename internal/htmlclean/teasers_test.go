@@ -43,3 +43,35 @@ func TestTeaserRails(t *testing.T) {
 		}
 	}
 }
+
+// On a page marked as an article, a grid of cards in another column than
+// the article's text is a rail of other stories, not the content, unless
+// it holds twice the article's text; a hub page marked as an article
+// whose grid follows its intro in the same column keeps the grid.
+func TestArticleGridInAnotherColumn(t *testing.T) {
+	t.Parallel()
+	prose := strings.Repeat("Le conseil municipal a voté le budget de la nouvelle médiathèque jeudi soir. ", 5)
+	cards := ""
+	for i := range 8 {
+		n := string(rune('a' + i))
+		cards += `<li class="c3"><a href="/r` + n + `"><img src="/r.jpg" alt=""></a><h2><a href="/r` + n + `">Une autre histoire du quartier, numéro ` + n + ` de la série</a></h2></li>`
+	}
+	article := `<html><head><meta property="og:type" content="article"></head><body><div class="w"><div class="c1"><div class="c2"><div class="c4"><div class="c5"><h1>La médiathèque</h1><p>` +
+		prose + `</p></div></div></div></div><div class="c6"><ul class="c7">` + cards + `</ul></div></div></body></html>`
+	got, err := cleanString(t, article, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "médiathèque jeudi") || strings.Contains(got, "Une autre histoire") {
+		t.Errorf("article: %s", got)
+	}
+	hub := `<html><head><meta property="og:type" content="article"></head><body><div class="w"><h1>Nos séries</h1><p>` +
+		prose + `</p><ul class="c7">` + cards + `</ul></div></body></html>`
+	got, err = cleanString(t, hub, Options{OnlyMainContent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Une autre histoire du quartier, numéro h") {
+		t.Errorf("hub: %s", got)
+	}
+}
