@@ -1,5 +1,5 @@
 // Package apierr turns domain errors into the API's status, code and
-// message (errcode's sentinels, scrape's FeatureError); the HTTP layer
+// message (errcode's sentinels); the HTTP layer
 // renders it as the envelope and the crawl job runner records it for
 // failed pages.
 package apierr
@@ -10,7 +10,6 @@ import (
 	"net/http"
 
 	"github.com/firegate/firegate/internal/errcode"
-	"github.com/firegate/firegate/internal/scrape"
 )
 
 // Mapped is what the API answers for an error.
@@ -29,12 +28,12 @@ type Mapped struct {
 // message; unknown errors are 500 UNKNOWN_ERROR with an empty message (the
 // caller logs them); a client that went away is 499.
 func Map(err error) Mapped {
-	var fe *scrape.FeatureError
-	if errors.As(err, &fe) {
-		return Mapped{Status: http.StatusBadRequest, Code: fe.Code, Message: fe.Reason, Unsupported: true, Feature: fe.Feature}
-	}
 	if shown, ok := errcode.Lookup(err); ok {
-		return Mapped{Status: status(shown.Class), Code: shown.Code, Message: shown.Message}
+		m := Mapped{Status: status(shown.Class), Code: shown.Code, Message: shown.Message}
+		if shown.Class == errcode.Unsupported {
+			m.Unsupported, m.Feature = true, shown.Field
+		}
+		return m
 	}
 	if errors.Is(err, context.Canceled) {
 		// The client went away; 499 is never seen by it, only logged.
@@ -46,7 +45,7 @@ func Map(err error) Mapped {
 // status is the HTTP status of an errcode class.
 func status(c errcode.Class) int {
 	switch c {
-	case errcode.Invalid:
+	case errcode.Invalid, errcode.Unsupported:
 		return http.StatusBadRequest
 	case errcode.Unauthenticated:
 		return http.StatusUnauthorized
@@ -80,12 +79,7 @@ func status(c errcode.Class) int {
 func UnknownMessage(errorID string) string { return errcode.UnknownMessage(errorID) }
 
 // Describe gives the API error code and message of err, for errors
-// reported outside a response: errcode.Describe, and an unsupported
-// feature's code and reason.
+// reported outside a response: errcode.Describe.
 func Describe(err error) (code, message, errorID string) {
-	var fe *scrape.FeatureError
-	if errors.As(err, &fe) {
-		return fe.Code, fe.Reason, ""
-	}
 	return errcode.Describe(err)
 }

@@ -51,7 +51,7 @@ func TestMap(t *testing.T) {
 }
 
 func TestMapUnsupportedFeature(t *testing.T) {
-	err := fmt.Errorf("scrape: %w", &scrape.FeatureError{Code: "SCRAPE_ACTIONS_NOT_SUPPORTED", Feature: "actions", Reason: "no browser"})
+	err := fmt.Errorf("scrape: %w", &errcode.Failure{Kind: scrape.ErrActionsNotSupported, Field: "actions", Msg: "no browser"})
 	m := apierr.Map(err)
 	if m.Status != http.StatusBadRequest || m.Code != "SCRAPE_ACTIONS_NOT_SUPPORTED" || m.Message != "no browser" || !m.Unsupported || m.Feature != "actions" {
 		t.Errorf("Map = %+v", m)

@@ -29,6 +29,10 @@ const (
 	// Invalid: the request is malformed, or asks for something this
 	// server is not set up to do.
 	Invalid
+	// Unsupported: a valid request for a capability this server does not
+	// provide (yet, or in this configuration); a Failure of this class
+	// names the request field it is about (Field).
+	Unsupported
 	// Unauthenticated: the request has no valid API key.
 	Unauthenticated
 	// NoCredits: the team's credits do not cover the request.
@@ -117,6 +121,9 @@ type Failure struct {
 	Kind  *Sentinel
 	Msg   string
 	Cause error // nil when Msg says it all
+	// Field is the request field the failure is about, for an Unsupported
+	// kind ("actions", "formats.screenshot").
+	Field string
 }
 
 func (f *Failure) Error() string {
@@ -156,6 +163,7 @@ type Shown struct {
 	Class   Class
 	Code    string
 	Message string
+	Field   string // the Failure's Field
 }
 
 // Lookup gives what a client is told of err: the class and code of the
@@ -175,7 +183,22 @@ func Lookup(err error) (shown Shown, ok bool) {
 	if s == nil {
 		return Shown{}, false
 	}
-	return Shown{Class: s.class, Code: s.code, Message: message(err, s)}, true
+	shown = Shown{Class: s.class, Code: s.code, Message: message(err, s)}
+	if f, ok := c.(*Failure); ok {
+		shown.Field = f.Field
+	}
+	return shown, true
+}
+
+// ClassOf is the class of the first sentinel of err's chain (as Lookup
+// finds it), Unknown when there is none.
+func ClassOf(err error) Class {
+	if c, ok := errors.AsType[coded](err); ok {
+		if s := c.sentinel(); s != nil {
+			return s.class
+		}
+	}
+	return Unknown
 }
 
 // message is the text for the API user of err, which holds sentinel s.

@@ -12,11 +12,12 @@ import (
 )
 
 var (
-	errFixed   = errcode.New("pkg: timed out", errcode.Timeout, "PKG_TIMEOUT", "The work took longer than the timeout.")
-	errOwnText = errcode.New("pkg: unsupported file", errcode.Failed, "PKG_UNSUPPORTED_FILE", "")
-	errLed     = errcode.New("pkg: tls error", errcode.Failed, "PKG_TLS", "").WithLead("TLS error")
-	errOther   = errcode.New("other: blocked", errcode.Forbidden, "OTHER_BLOCKED", "Blocked.")
-	errCause   = errors.New("dial tcp 10.1.2.3:8080: connect: connection refused")
+	errFixed       = errcode.New("pkg: timed out", errcode.Timeout, "PKG_TIMEOUT", "The work took longer than the timeout.")
+	errOwnText     = errcode.New("pkg: unsupported file", errcode.Failed, "PKG_UNSUPPORTED_FILE", "")
+	errLed         = errcode.New("pkg: tls error", errcode.Failed, "PKG_TLS", "").WithLead("TLS error")
+	errOther       = errcode.New("other: blocked", errcode.Forbidden, "OTHER_BLOCKED", "Blocked.")
+	errUnsupported = errcode.New("pkg: actions not supported", errcode.Unsupported, "PKG_ACTIONS_NOT_SUPPORTED", "")
+	errCause       = errors.New("dial tcp 10.1.2.3:8080: connect: connection refused")
 )
 
 func TestLookup(t *testing.T) {
@@ -45,15 +46,23 @@ func TestLookup(t *testing.T) {
 		{"the outer sentinel wins", fmt.Errorf("%w: %w", errOther, errFixed), errcode.Forbidden, "OTHER_BLOCKED", "Blocked."},
 		{"a failure's kind before a sentinel of its cause", &errcode.Failure{Kind: errOwnText, Msg: "Unreadable.", Cause: errOther},
 			errcode.Failed, "PKG_UNSUPPORTED_FILE", "Unreadable."},
+		{"an unsupported feature names its field", fmt.Errorf("pkg: %w", &errcode.Failure{Kind: errUnsupported, Field: "actions", Msg: "No browser."}),
+			errcode.Unsupported, "PKG_ACTIONS_NOT_SUPPORTED", "No browser."},
 	} {
 		got, ok := errcode.Lookup(tc.err)
 		want := errcode.Shown{Class: tc.class, Code: tc.code, Message: tc.msg}
+		if tc.class == errcode.Unsupported {
+			want.Field = "actions"
+		}
 		if !ok || got != want {
 			t.Errorf("%s: Lookup(%v) = %+v, %v; want %+v", tc.name, tc.err, got, ok, want)
 		}
+		if c := errcode.ClassOf(tc.err); c != tc.class {
+			t.Errorf("%s: ClassOf = %v, want %v", tc.name, c, tc.class)
+		}
 	}
 	for _, err := range []error{errCause, context.Canceled, fmt.Errorf("x: %w", context.DeadlineExceeded), &errcode.Failure{Msg: "no kind"}} {
-		if got, ok := errcode.Lookup(err); ok {
+		if got, ok := errcode.Lookup(err); ok || errcode.ClassOf(err) != errcode.Unknown {
 			t.Errorf("Lookup(%#v) = %+v; want none", err, got)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/firegate/firegate/internal/auth"
 	"github.com/firegate/firegate/internal/billing"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
@@ -793,8 +794,7 @@ func (s *Server) scrapeResults(ctx context.Context, team auth.Team, req searchRe
 				}
 				defer func() { <-sem }()
 				doc, err := s.scrapeResult(ctx, team, req.Scrape, u)
-				var fe *scrape.FeatureError
-				if errors.As(err, &fe) || errors.Is(err, scrape.ErrForbidden) {
+				if errcode.ClassOf(err) == errcode.Unsupported || errors.Is(err, scrape.ErrForbidden) {
 					cancel(err)
 					return
 				}

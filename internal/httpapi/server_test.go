@@ -187,7 +187,7 @@ func TestErrorTable(t *testing.T) {
 		{&errcode.Failure{Kind: scrape.ErrBlockedTarget, Msg: "private, use ALLOW_PRIVATE_TARGETS", Cause: errors.New("dial")}, 403, "SCRAPE_TARGET_NOT_ALLOWED", "ALLOW_PRIVATE_TARGETS"},
 		{&errcode.Failure{Kind: scrape.ErrDNSResolution, Msg: "DNS resolution failed for hostname: a.invalid.", Cause: errors.New("lookup")}, 200, "SCRAPE_DNS_RESOLUTION_ERROR", "DNS resolution failed for hostname: a.invalid."},
 		{fmt.Errorf("%w: domainTools", scrape.ErrForbidden), 403, "FORBIDDEN", "domainTools"},
-		{&scrape.FeatureError{Code: "SCRAPE_ACTIONS_NOT_SUPPORTED", Feature: "actions", Reason: "Actions are not supported"}, 400, "SCRAPE_ACTIONS_NOT_SUPPORTED", "Actions are not supported"},
+		{&errcode.Failure{Kind: scrape.ErrActionsNotSupported, Field: "actions", Msg: "Actions are not supported"}, 400, "SCRAPE_ACTIONS_NOT_SUPPORTED", "Actions are not supported"},
 		{errors.New("boom"), 500, "UNKNOWN_ERROR", "error id"},
 	} {
 		t.Run(tc.code, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/firegate/firegate/internal/cache"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/store"
 	"github.com/firegate/firegate/internal/store/teststore"
@@ -145,13 +146,13 @@ func TestChangeTrackingRejections(t *testing.T) {
 	log := testenv.Logger(t)
 	o := defaults("http://127.0.0.1:1/", FormatMarkdown)
 	o.Formats = append(o.Formats, Format{Type: FormatChangeTracking, Modes: []string{ModeJSON}})
-	var fe *FeatureError
+	var fe *errcode.Failure
 	e := New(Config{Log: log, Changes: storeChanges{teststore.SQLite(t)}})
-	if _, err := e.Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Code != "SCRAPE_LLM_NOT_CONFIGURED" || fe.Feature != "formats.changeTracking.modes" {
+	if _, err := e.Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Kind.Code() != "SCRAPE_LLM_NOT_CONFIGURED" || fe.Field != "formats.changeTracking.modes" {
 		t.Errorf("json mode without a model: %v", err)
 	}
 	o.Formats[1].Modes = []string{ModeGitDiff}
-	if _, err := New(Config{Log: log}).Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Code != "SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED" {
+	if _, err := New(Config{Log: log}).Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Kind.Code() != "SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED" {
 		t.Errorf("no store: %v", err)
 	}
 }

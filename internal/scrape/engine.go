@@ -192,8 +192,8 @@ func (e *Engine) Scrape(ctx context.Context, opts Options) (doc *Document, err e
 		return nil, err
 	}
 	if opts.HasFormat(FormatChangeTracking) && e.changes == nil {
-		return nil, &FeatureError{Code: "SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED", Feature: "formats.changeTracking",
-			Reason: "Change tracking needs the durable store, which this engine was not given"}
+		return nil, unsupported(ErrChangeTrackingNotSupported, "formats.changeTracking",
+			"Change tracking needs the durable store, which this engine was not given")
 	}
 	if err := e.checkThreat(&opts); err != nil {
 		return nil, err

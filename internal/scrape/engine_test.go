@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/testenv"
 )
@@ -269,8 +270,8 @@ func TestUnsupportedFeatures(t *testing.T) {
 	} {
 		o := defaults(s.URL+"/article", FormatMarkdown)
 		tc.mod(&o)
-		var fe *FeatureError
-		if _, err := e.Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Code != tc.code || fe.Feature != tc.feature {
+		var fe *errcode.Failure
+		if _, err := e.Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Kind.Code() != tc.code || fe.Field != tc.feature {
 			t.Errorf("%s: got %v", tc.feature, err)
 		}
 	}

@@ -1,8 +1,6 @@
 package scrape
 
 import (
-	"fmt"
-
 	"github.com/firegate/firegate/internal/errcode"
 )
 
@@ -57,14 +55,49 @@ var (
 		"SCRAPE_FILE_TOO_LARGE", "").WithLead("The file expands beyond this server's limits")
 )
 
-// FeatureError reports a valid request for a capability this server does not
-// provide (yet, or in this configuration). Code is stable and documented.
-type FeatureError struct {
-	Code    string // e.g. SCRAPE_ACTIONS_NOT_SUPPORTED
-	Feature string // the request field or format, e.g. "actions"
-	Reason  string // one sentence for the user
-}
+// Errors of valid requests for capabilities this server does not provide
+// (yet, or in this configuration): each is an errcode.Failure naming the
+// request field (unsupported); its Msg says why.
+var (
+	// ErrActionsNotSupported: actions need the browser engine.
+	ErrActionsNotSupported = errcode.New("scrape: actions not supported", errcode.Unsupported,
+		"SCRAPE_ACTIONS_NOT_SUPPORTED", "")
+	// ErrScreenshotNotSupported: the screenshot format needs the browser
+	// engine.
+	ErrScreenshotNotSupported = errcode.New("scrape: screenshots not supported", errcode.Unsupported,
+		"SCRAPE_SCREENSHOT_NOT_SUPPORTED", "")
+	// ErrBrandingNotSupported: the branding format needs the browser engine.
+	ErrBrandingNotSupported = errcode.New("scrape: branding not supported", errcode.Unsupported,
+		"SCRAPE_BRANDING_NOT_SUPPORTED", "")
+	// ErrLLMNotConfigured: a format or option needs a language model.
+	ErrLLMNotConfigured = errcode.New("scrape: no language model is configured", errcode.Unsupported,
+		"SCRAPE_LLM_NOT_CONFIGURED", "")
+	// ErrFormatNotSupported: a format this server does not produce.
+	ErrFormatNotSupported = errcode.New("scrape: format not supported", errcode.Unsupported,
+		"SCRAPE_FORMAT_NOT_SUPPORTED", "")
+	// ErrZDRViolation: an option that would keep data past a zero data
+	// retention (or lockdown) request.
+	ErrZDRViolation = errcode.New("scrape: not allowed under zero data retention", errcode.Unsupported,
+		"SCRAPE_ZDR_VIOLATION_ERROR", "")
+	// ErrProfileNotSupported: browser profiles need the browser engine and
+	// a profile store.
+	ErrProfileNotSupported = errcode.New("scrape: profiles not supported", errcode.Unsupported,
+		"SCRAPE_PROFILE_NOT_SUPPORTED", "")
+	// ErrMediaNotSupported: the audio and video formats need ffmpeg and a
+	// fresh request.
+	ErrMediaNotSupported = errcode.New("scrape: media formats not supported", errcode.Unsupported,
+		"SCRAPE_MEDIA_NOT_SUPPORTED", "")
+	// ErrChangeTrackingNotSupported: change tracking needs the durable store.
+	ErrChangeTrackingNotSupported = errcode.New("scrape: change tracking not supported", errcode.Unsupported,
+		"SCRAPE_CHANGE_TRACKING_NOT_SUPPORTED", "")
+	// ErrOCRNotAvailable: OCR needs pdftoppm and tesseract.
+	ErrOCRNotAvailable = errcode.New("scrape: ocr not available", errcode.Unsupported,
+		"SCRAPE_OCR_NOT_AVAILABLE", "")
+)
 
-func (e *FeatureError) Error() string {
-	return fmt.Sprintf("scrape: %s: %s", e.Feature, e.Reason)
+// unsupported is a request for a capability this server does not provide:
+// kind, the request field it is about, and reason, one sentence for the
+// user.
+func unsupported(kind *errcode.Sentinel, field, reason string) error {
+	return &errcode.Failure{Kind: kind, Field: field, Msg: reason}
 }

@@ -10,8 +10,8 @@ import (
 // llmOK says a language model is configured.
 func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 	if len(o.Actions) > 0 && !browserOK {
-		return &FeatureError{Code: "SCRAPE_ACTIONS_NOT_SUPPORTED", Feature: "actions",
-			Reason: "Actions are not supported by this server yet: they need the browser engine, which is not available"}
+		return unsupported(ErrActionsNotSupported, "actions",
+			"Actions are not supported by this server yet: they need the browser engine, which is not available")
 	}
 	for _, f := range o.Formats {
 		switch f.Type {
@@ -19,20 +19,20 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 			if browserOK {
 				continue
 			}
-			return &FeatureError{Code: "SCRAPE_SCREENSHOT_NOT_SUPPORTED", Feature: "formats.screenshot",
-				Reason: "Screenshots are not supported by this server yet: they need the browser engine, which is not available"}
+			return unsupported(ErrScreenshotNotSupported, "formats.screenshot",
+				"Screenshots are not supported by this server yet: they need the browser engine, which is not available")
 		case FormatBranding:
 			if browserOK {
 				continue
 			}
-			return &FeatureError{Code: "SCRAPE_BRANDING_NOT_SUPPORTED", Feature: "formats.branding",
-				Reason: "The branding format is not supported by this server yet: it needs the browser engine, which is not available"}
+			return unsupported(ErrBrandingNotSupported, "formats.branding",
+				"The branding format is not supported by this server yet: it needs the browser engine, which is not available")
 		case FormatSummary, FormatJSON, FormatDeterministicJSON, FormatQuestion, FormatHighlights, FormatQuery:
 			if llmOK {
 				continue
 			}
-			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
-				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}
+			return unsupported(ErrLLMNotConfigured, "formats."+f.Type,
+				"The "+f.Type+" format needs a language model, and this server has none configured yet")
 		case FormatChangeTracking:
 			if !slices.Contains(f.Modes, ModeJSON) {
 				continue
@@ -40,28 +40,28 @@ func checkSupported(o *Options, browserOK, profilesOK, llmOK bool) error {
 			if llmOK {
 				continue
 			}
-			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats.changeTracking.modes",
-				Reason: "The json mode of changeTracking needs a language model, and this server has none configured yet (git-diff does not)"}
+			return unsupported(ErrLLMNotConfigured, "formats.changeTracking.modes",
+				"The json mode of changeTracking needs a language model, and this server has none configured yet (git-diff does not)")
 		case FormatMenu:
 			if llmOK {
-				return &FeatureError{Code: "SCRAPE_FORMAT_NOT_SUPPORTED", Feature: "formats." + f.Type,
-					Reason: "The " + f.Type + " format is not supported by this server yet (json, deterministicJson, summary, question, highlights, query and product are)"}
+				return unsupported(ErrFormatNotSupported, "formats."+f.Type,
+					"The "+f.Type+" format is not supported by this server yet (json, deterministicJson, summary, question, highlights, query and product are)")
 			}
-			return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "formats." + f.Type,
-				Reason: "The " + f.Type + " format needs a language model, and this server has none configured yet"}
+			return unsupported(ErrLLMNotConfigured, "formats."+f.Type,
+				"The "+f.Type+" format needs a language model, and this server has none configured yet")
 		}
 	}
 	if o.OnlyCleanContent && llmOK && (o.ZeroDataRetention || o.Lockdown) {
-		return &FeatureError{Code: "SCRAPE_ZDR_VIOLATION_ERROR", Feature: "onlyCleanContent",
-			Reason: "onlyCleanContent is not supported on zero data retention (or lockdown) requests"}
+		return unsupported(ErrZDRViolation, "onlyCleanContent",
+			"onlyCleanContent is not supported on zero data retention (or lockdown) requests")
 	}
 	if o.OnlyCleanContent && !llmOK {
-		return &FeatureError{Code: "SCRAPE_LLM_NOT_CONFIGURED", Feature: "onlyCleanContent",
-			Reason: "onlyCleanContent needs a language model, and this server has none configured yet"}
+		return unsupported(ErrLLMNotConfigured, "onlyCleanContent",
+			"onlyCleanContent needs a language model, and this server has none configured yet")
 	}
 	if o.Profile != nil && (!browserOK || !profilesOK) {
-		return &FeatureError{Code: "SCRAPE_PROFILE_NOT_SUPPORTED", Feature: "profile",
-			Reason: "Browser profiles are not supported by this server yet: they need the browser engine, which is not available"}
+		return unsupported(ErrProfileNotSupported, "profile",
+			"Browser profiles are not supported by this server yet: they need the browser engine, which is not available")
 	}
 	if o.DomainTools {
 		return fmt.Errorf("%w: domainTools needs catalog access, which this server does not provide", ErrForbidden)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/fetch"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/llm/llmtest"
@@ -365,13 +366,13 @@ func TestLLMFailures(t *testing.T) {
 		t.Parallel()
 		e := newLLMEngine(t, llmtest.New(t), 0)
 		o := defaults(s.URL+"/article", FormatMenu)
-		var fe *FeatureError
-		if _, err := e.Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Code != "SCRAPE_FORMAT_NOT_SUPPORTED" {
+		var fe *errcode.Failure
+		if _, err := e.Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Kind.Code() != "SCRAPE_FORMAT_NOT_SUPPORTED" {
 			t.Errorf("err = %v", err)
 		}
 		o = defaults(s.URL+"/article", FormatMarkdown)
 		o.OnlyCleanContent, o.ZeroDataRetention = true, true
-		if _, err := e.Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Code != "SCRAPE_ZDR_VIOLATION_ERROR" {
+		if _, err := e.Scrape(context.Background(), o); !errors.As(err, &fe) || fe.Kind.Code() != "SCRAPE_ZDR_VIOLATION_ERROR" {
 			t.Errorf("onlyCleanContent under zero data retention: %v", err)
 		}
 	})

@@ -85,14 +85,14 @@ func (e *Engine) checkMedia(o *Options) error {
 		}
 		switch {
 		case o.ZeroDataRetention:
-			return &FeatureError{Code: "SCRAPE_ZDR_VIOLATION_ERROR", Feature: "formats." + f.Type,
-				Reason: "The " + f.Type + " format is not supported with zero data retention: its link to the stored file outlives the request"}
+			return unsupported(ErrZDRViolation, "formats."+f.Type,
+				"The "+f.Type+" format is not supported with zero data retention: its link to the stored file outlives the request")
 		case e.converter == nil || e.mediaFiles == nil || e.signedURL == nil:
-			return &FeatureError{Code: "SCRAPE_MEDIA_NOT_SUPPORTED", Feature: "formats." + f.Type,
-				Reason: "The " + f.Type + " format needs ffmpeg, which this server did not find: install it (Debian's ffmpeg package) or set FFMPEG_PATH to its path"}
+			return unsupported(ErrMediaNotSupported, "formats."+f.Type,
+				"The "+f.Type+" format needs ffmpeg, which this server did not find: install it (Debian's ffmpeg package) or set FFMPEG_PATH to its path")
 		case o.Lockdown || o.MinAge != nil:
-			return &FeatureError{Code: "SCRAPE_MEDIA_NOT_SUPPORTED", Feature: "formats." + f.Type,
-				Reason: "The " + f.Type + " format cannot be served from the cache (lockdown, minAge): its link is made for each request"}
+			return unsupported(ErrMediaNotSupported, "formats."+f.Type,
+				"The "+f.Type+" format cannot be served from the cache (lockdown, minAge): its link is made for each request")
 		}
 	}
 	return nil

@@ -38,8 +38,8 @@ func (e *Engine) renderPDF(ctx context.Context, opts *Options, data []byte, doc 
 	case errors.Is(err, context.DeadlineExceeded):
 		return insufficientTime(total, err)
 	case errors.Is(err, pdfparse.ErrOCRUnavailable):
-		return &FeatureError{Code: "SCRAPE_OCR_NOT_AVAILABLE", Feature: "parsers.mode",
-			Reason: "OCR needs pdftoppm and tesseract, which are not installed on this server; use mode fast or auto"}
+		return unsupported(ErrOCRNotAvailable, "parsers.mode",
+			"OCR needs pdftoppm and tesseract, which are not installed on this server; use mode fast or auto")
 	case errors.Is(err, pdfparse.ErrEncrypted):
 		return &errcode.Failure{Kind: ErrUnsupportedFile, Msg: "The PDF is encrypted and cannot be read.", Cause: err}
 	case errors.Is(err, pdfparse.ErrCorrupt):
