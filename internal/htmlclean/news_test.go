@@ -11,7 +11,8 @@ import (
 )
 
 // newsPages are news articles in other languages than English
-// (testdata/news), each with the furniture that large news sites put
+// (testdata/news: German, French, Polish, a Spanish live blog), each with
+// the furniture that large news sites put
 // around and inside an article: a related-stories rail of teaser cards, a
 // "more on this" box of links inside the text, a video playlist, a
 // newsletter box, an author's bio, a most-read list, a live blog's
@@ -36,6 +37,11 @@ var newsPages = []struct {
 		drop: []string{"S'abonner", "Facebook", "À lire aussi", "Métro E : le projet", "est journaliste au service", "La lettre du matin",
 			"Recevez chaque matin", "Nos vidéos", "premières images des essais", "Sur le même sujet", "Les tarifs TCL",
 			"Les plus lus", "Canicule", "Mentions légales"}},
+	{name: "pl-magazine",
+		keep: []string{"Jak Gdańsk odzyskał Motławę", "dwadzieścia lat temu", "kładki dla pieszych", "odbudowa spichlerzy",
+			"tramwaj wodny do Westerplatte"},
+		drop: []string{"Prenumerata", "Udostępnij", "jest dziennikarzem", "Polecane", "Żuraw po remoncie", "Komentarze",
+			"Pamiętam te nabrzeża", "strzał w dziesiątkę", "Wszelkie prawa zastrzeżone"}},
 	{name: "es-liveblog",
 		keep: []string{"Temporal en Valencia, en directo", "aviso rojo", "12:40", "polideportivo municipal", "Cortada la autovía A-7",
 			"Metrovalencia suspende", "Buenos días. Comenzamos este directo"},
