@@ -75,20 +75,15 @@ func newAgentAPI(t *testing.T, kind string, model llmtest.Step) *agentAPI {
 // waitAgent polls GET /v2/agent/{id} until the run is not processing.
 func (a *agentAPI) waitAgent(t *testing.T, id string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, m := a.call(t, http.MethodGet, "/v2/agent/"+id, keyA, "")
-		if code != 200 {
+	var m map[string]any
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		var code int
+		if code, m = a.call(t, http.MethodGet, "/v2/agent/"+id, keyA, ""); code != 200 {
 			t.Fatalf("GET agent: %d %v", code, m)
 		}
-		if m["status"] != "processing" {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent %s still processing", id)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return m["status"] != "processing"
+	}, "agent %s still processing", id)
+	return m
 }
 
 // agentModel finishes at once with {"name":"x"}, or reads a page that

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/firegate/firegate/internal/crawl/testsite"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // Tests of POST /v2/batch/scrape and the batch job routes against real
@@ -288,7 +290,7 @@ func TestBatchAppendWhileRunning(t *testing.T) {
 	defer g.open()
 	id := f.start(t, "/v2/batch/scrape", `{"urls":["`+g.url+`/about","`+g.url+`/blog/"]}`)
 	path := "/v2/batch/scrape/" + id
-	waitFor(t, "both pages at the gate", func() bool { return g.arrivals() == 2 })
+	testenv.Eventually(t, time.Minute, func() bool { return g.arrivals() == 2 }, "still waiting for both pages at the gate")
 	code, m := f.send(t, http.MethodPost, "/v2/batch/scrape", fxKeyOne, `{"urls":["`+g.url+`/docs/"],"appendToId":"`+id+`"}`)
 	if code != 200 || m["id"] != id {
 		t.Fatalf("append: %d %v", code, m)
@@ -411,7 +413,7 @@ func TestBatchJobRoutes(t *testing.T) {
 	}
 	id := f.start(t, "/v2/batch/scrape", `{"urls":[`+strings.Join(list, ",")+`],"maxConcurrency":1}`)
 	path := "/v2/batch/scrape/" + id
-	waitFor(t, "a page at the gate", func() bool { return g.arrivals() == 1 })
+	testenv.Eventually(t, time.Minute, func() bool { return g.arrivals() == 1 }, "still waiting for a page at the gate")
 	code, m := f.send(t, http.MethodDelete, path, fxKeyOne, "")
 	if diff := cmp.Diff(map[string]any{"status": "cancelled"}, m); code != 200 || diff != "" {
 		t.Fatalf("cancel: %d (-want +got)\n%s", code, diff)
@@ -420,7 +422,7 @@ func TestBatchJobRoutes(t *testing.T) {
 		t.Errorf("status after cancel %v", st)
 	}
 	g.open()
-	waitFor(t, "the queue to drain", func() bool { return f.activePageJobs(t) == 0 })
+	testenv.Eventually(t, time.Minute, func() bool { return f.activePageJobs(t) == 0 }, "still waiting for the queue to drain")
 	if n := g.arrivals(); n != 1 {
 		t.Errorf("%d page requests, want only the one in flight at the cancel", n)
 	}

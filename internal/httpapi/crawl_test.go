@@ -72,6 +72,7 @@ func (a fxAuth) Authenticate(_ context.Context, key string) (auth.Team, error) {
 
 // jobsFixture is a Server with real jobs behind a real HTTP listener.
 type jobsFixture struct {
+	srv    *Server
 	base   string // the listener's URL
 	st     fxStore
 	runner *crawljob.Runner
@@ -146,7 +147,7 @@ func newJobsFixture(t *testing.T, kind string, o fxOptions) *jobsFixture {
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &jobsFixture{base: srv.URL, st: st, runner: runner, teams: teams}
+	return &jobsFixture{srv: s, base: srv.URL, st: st, runner: runner, teams: teams}
 }
 
 // send makes a request with key as the bearer token (none when empty) and
@@ -229,10 +230,10 @@ func (f *jobsFixture) status(t *testing.T, path, key string) map[string]any {
 func (f *jobsFixture) waitStatus(t *testing.T, path, what string, cond func(map[string]any) bool) map[string]any {
 	t.Helper()
 	var m map[string]any
-	waitFor(t, what, func() bool {
+	testenv.Eventually(t, time.Minute, func() bool {
 		m = f.status(t, path, fxKeyOne)
 		return cond(m)
-	})
+	}, "still waiting for %s", what)
 	return m
 }
 
@@ -288,16 +289,6 @@ func (f *jobsFixture) docURLs(t *testing.T, id string) []string {
 }
 
 // waitFor polls cond every 20ms for at most a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // serveSite serves a generated site (its /slow page without delay unless
 // o says otherwise) and returns it with its URL.
@@ -826,6 +817,7 @@ func TestCrawlRunningStatus(t *testing.T) {
 		t.Errorf("next %v with limit=1", m["next"])
 	}
 	d1, _ := st["duration"].(float64)
+	// The duration grows with the clock: time itself is what is checked.
 	time.Sleep(30 * time.Millisecond)
 	if d2, _ := f.status(t, path, fxKeyOne)["duration"].(float64); d2 <= d1 {
 		t.Errorf("duration %v then %v: it does not grow while running", d1, d2)
@@ -848,7 +840,7 @@ func TestCrawlCancel(t *testing.T) {
 	id := f.start(t, "/v2/crawl", `{"url":"`+g.url+`/","sitemap":"skip","maxConcurrency":2,"excludePaths":["^/error","^/loop"]}`)
 	path := "/v2/crawl/" + id
 	f.waitStatus(t, path, "the home page", func(m map[string]any) bool { return m["completed"] == float64(1) })
-	waitFor(t, "two pages at the gate", func() bool { return g.arrivals() == 2 })
+	testenv.Eventually(t, time.Minute, func() bool { return g.arrivals() == 2 }, "still waiting for two pages at the gate")
 
 	code, m := f.send(t, http.MethodDelete, path, fxKeyOne, "")
 	if code != 200 {
@@ -869,7 +861,7 @@ func TestCrawlCancel(t *testing.T) {
 	}
 	// The two pages in flight finish; no page starts after the cancel.
 	g.open()
-	waitFor(t, "the queue to drain", func() bool { return f.activePageJobs(t) == 0 })
+	testenv.Eventually(t, time.Minute, func() bool { return f.activePageJobs(t) == 0 }, "still waiting for the queue to drain")
 	if n := g.arrivals(); n != atCancel {
 		t.Errorf("%d page requests after the cancel; want none", n-atCancel)
 	}

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/firegate/firegate/internal/crawljob"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // changingSite is a small site in two versions. Version 1: the home page
@@ -181,10 +183,10 @@ func TestCrawlChangeTrackingZDR(t *testing.T) {
 	id := f.startAs(t, fxKeyZDR, "/v2/crawl", `{"url":"`+site.URL+`/","limit":20,"zeroDataRetention":true,"sitemap":"skip",`+
 		`"scrapeOptions":{"formats":["markdown",{"type":"changeTracking","modes":["git-diff"]}]}}`)
 	var st map[string]any
-	waitFor(t, "the crawl", func() bool {
+	testenv.Eventually(t, time.Minute, func() bool {
 		_, st = f.send(t, http.MethodGet, "/v2/crawl/"+id, fxKeyZDR, "")
 		return st["status"] != "scraping"
-	})
+	}, "still waiting for the crawl")
 	if data, _ := st["data"].([]any); st["status"] != "completed" || len(data) != 5 {
 		t.Fatalf("crawl: %v", st)
 	}

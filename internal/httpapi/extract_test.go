@@ -182,12 +182,10 @@ func TestExtractWebSearchWebhookAndTokens(t *testing.T) {
 		t.Errorf("search calls %v", calls)
 	}
 	var st map[string]any
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(25 * time.Millisecond) {
+	testenv.WaitFor(30*time.Second, func() bool {
 		_, st = api.call(t, http.MethodGet, "/v2/extract/"+id, keyA, "")
-		if st["status"] != "processing" || time.Now().After(deadline) {
-			break
-		}
-	}
+		return st["status"] != "processing"
+	})
 	pages, _ := st["data"].(map[string]any)["pages"].([]any)
 	// 300 tokens a page: 20 credits each; the search's 2 results: 2.
 	if st["status"] != "completed" || len(pages) != 2 || st["tokensUsed"] != 600.0 || st["creditsUsed"] != 42.0 {
@@ -253,15 +251,14 @@ func newHookRecorder(t *testing.T) *hookRecorder {
 // wait returns the events once n arrived; it fails the test after 15 s.
 func (rec *hookRecorder) wait(t *testing.T, n int) []map[string]any {
 	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	var evs []map[string]any
+	if !testenv.WaitFor(15*time.Second, func() bool {
 		rec.mu.Lock()
-		evs := append([]map[string]any(nil), rec.events...)
-		rec.mu.Unlock()
-		if len(evs) >= n {
-			return evs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d webhook events after 15 s, want %d: %v", len(evs), n, evs)
-		}
+		defer rec.mu.Unlock()
+		evs = append(evs[:0], rec.events...)
+		return len(evs) >= n
+	}) {
+		t.Fatalf("%d webhook events after 15 s, want %d: %v", len(evs), n, evs)
 	}
+	return evs
 }

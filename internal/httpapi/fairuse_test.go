@@ -65,12 +65,10 @@ func TestMapAndParseTakeAConcurrencySlot(t *testing.T) {
 		defer close(done)
 		do(t, b.srv, http.MethodPost, "/v2/map", b.key, `{"url":"`+site.URL+`/slow","sitemap":"skip","timeout":1500}`)
 	}()
-	held := false
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) && !held; time.Sleep(20 * time.Millisecond) {
+	if !testenv.WaitFor(time.Second, func() bool {
 		n, _ := b.limit.InUse(ctx, b.team.ID)
-		held = n == 1
-	}
-	if !held {
+		return n == 1
+	}) {
 		t.Error("a running map holds no concurrency slot")
 	}
 	<-done

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // TestInteractCDPURL: a session's answers carry its cdpUrl (a WebSocket on
@@ -117,21 +119,17 @@ func TestInteractRecording(t *testing.T) {
 	}
 	// Snapshots are taken after activity, by the session's recorder: wait
 	// for the last page's.
-	deadline := time.Now().Add(30 * time.Second)
 	var pages []any
-	for {
+	if !testenv.WaitFor(30*time.Second, func() bool {
 		rec, body = do(t, s, http.MethodGet, "/v2/interact/"+id+"/replay", "fc-a", "")
 		if rec.Code != 200 {
 			t.Fatalf("replay: %d %v", rec.Code, body)
 		}
 		pages, _ = body["pages"].([]any)
-		if n := len(pages); n > 0 && strings.HasSuffix(fmt.Sprint(pages[n-1].(map[string]any)["url"]), "/two") && pages[n-1].(map[string]any)["frames"] != 0.0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot of /two in the replay: %v", body)
-		}
-		time.Sleep(50 * time.Millisecond)
+		n := len(pages)
+		return n > 0 && strings.HasSuffix(fmt.Sprint(pages[n-1].(map[string]any)["url"]), "/two") && pages[n-1].(map[string]any)["frames"] != 0.0
+	}) {
+		t.Fatalf("no snapshot of /two in the replay: %v", body)
 	}
 	if body["id"] != id || body["status"] != "active" {
 		t.Errorf("replay: %v", body)

@@ -378,16 +378,13 @@ func TestLiveView(t *testing.T) {
 	if w, _ := res.Actions.JavascriptReturns[0].Value.(float64); w < 100 {
 		t.Errorf("the live view's picture is %v pixels wide", res.Actions.JavascriptReturns[0].Value)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		status, body := call(http.MethodPost, "/v2/browser/"+id+"/execute", `{"code":"console.log(await page.evaluate(() => document.getElementById('b').textContent))"}`)
-		if status == 200 && body["stdout"] == "1\n" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the click did not reach the page: %d %v", status, body)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var clickStatus int
+	var clickBody map[string]any
+	if !testenv.WaitFor(10*time.Second, func() bool {
+		clickStatus, clickBody = call(http.MethodPost, "/v2/browser/"+id+"/execute", `{"code":"console.log(await page.evaluate(() => document.getElementById('b').textContent))"}`)
+		return clickStatus == 200 && clickBody["stdout"] == "1\n"
+	}) {
+		t.Fatalf("the click did not reach the page: %d %v", clickStatus, clickBody)
 	}
 	// The live URLs are listed with the active session, not after it ends.
 	if _, body := call(http.MethodGet, "/v2/browser?status=active", ""); !strings.Contains(fmt.Sprint(body["sessions"]), interactive) {

@@ -207,20 +207,15 @@ func (a *jobAPI) start(t *testing.T, path, body string) string {
 // wait polls a job's status until it is not scraping.
 func (a *jobAPI) wait(t *testing.T, path string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		code, m := a.call(t, http.MethodGet, path, keyA, "")
-		if code != 200 {
+	var m map[string]any
+	testenv.Eventually(t, 60*time.Second, func() bool {
+		var code int
+		if code, m = a.call(t, http.MethodGet, path, keyA, ""); code != 200 {
 			t.Fatalf("GET %s: %d %v", path, code, m)
 		}
-		if m["status"] != "scraping" {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still scraping", path)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return m["status"] != "scraping"
+	}, "%s still scraping", path)
+	return m
 }
 
 func site(t *testing.T, o testsite.Options) (*testsite.Site, string) {

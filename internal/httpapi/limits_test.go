@@ -159,20 +159,18 @@ func TestConcurrencyQueuesThenFails(t *testing.T) {
 	thirdSent := time.Now()
 	go func() { _, got := b.scrape(t); third <- got }()
 	// queue-status shows it waiting once it has queued.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		rec2, got2 := do(t, b.srv, http.MethodGet, "/v2/team/queue-status", b.key, "")
-		if rec2.Code != 200 {
-			t.Fatalf("queue-status: %d %v", rec2.Code, got2)
+	var status map[string]any
+	if !testenv.WaitFor(10*time.Second, func() bool {
+		var rec *httptest.ResponseRecorder
+		if rec, status = do(t, b.srv, http.MethodGet, "/v2/team/queue-status", b.key, ""); rec.Code != 200 {
+			t.Fatalf("queue-status: %d %v", rec.Code, status)
 		}
-		if got2["waitingJobsInQueue"] == float64(1) {
-			if got2["activeJobsInQueue"] != float64(1) || got2["maxConcurrency"] != float64(1) {
-				t.Errorf("queue-status: %v", got2)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the third scrape never queued: %v", got2)
-		}
+		return status["waitingJobsInQueue"] == float64(1)
+	}) {
+		t.Fatalf("the third scrape never queued: %v", status)
+	}
+	if status["activeJobsInQueue"] != float64(1) || status["maxConcurrency"] != float64(1) {
+		t.Errorf("queue-status: %v", status)
 	}
 	close(gate)
 	if r := <-first; r.Code != 200 {
@@ -270,13 +268,12 @@ func TestGetScrapeByID(t *testing.T) {
 // cache), failing after a deadline.
 func untilOK(t *testing.T, what string, req func() (int, map[string]any)) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-		code, got := req()
-		if code == http.StatusOK {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d %v", what, code, got)
-		}
+	var code int
+	var got map[string]any
+	if !testenv.WaitFor(10*time.Second, func() bool {
+		code, got = req()
+		return code == http.StatusOK
+	}) {
+		t.Fatalf("%s: %d %v", what, code, got)
 	}
 }

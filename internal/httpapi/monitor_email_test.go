@@ -107,18 +107,15 @@ func summaryOf(addr, checkID string) func(mailtest.Message) bool {
 // waitMonitorCheck polls the check route until the check has finished.
 func waitMonitorCheck(t *testing.T, a *mailAPI, monitorID, checkID string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, resp := a.call(t, "GET", "/v2/monitor/"+monitorID+"/checks/"+checkID, keyA, "")
-		d, _ := resp["data"].(map[string]any)
-		if d != nil && d["finishedAt"] != nil {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("check %s not finished after 30s: %v", checkID, resp)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var resp, d map[string]any
+	if !testenv.WaitFor(testenv.Patient(30*time.Second), func() bool {
+		_, resp = a.call(t, "GET", "/v2/monitor/"+monitorID+"/checks/"+checkID, keyA, "")
+		d, _ = resp["data"].(map[string]any)
+		return d != nil && d["finishedAt"] != nil
+	}) {
+		t.Fatalf("check %s not finished: %v", checkID, resp)
 	}
+	return d
 }
 
 // TestMonitorEmail: recipients are asked to confirm; a GET of the link
@@ -377,20 +374,15 @@ func TestMonitorEmailConfirmationFlood(t *testing.T) {
 	}
 	// Wait until the queue has run every email job.
 	db := a.st.(interface{ WriteDB() *sql.DB }).WriteDB()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var left int
+	left := -1
+	if !testenv.WaitFor(testenv.Patient(30*time.Second), func() bool {
 		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM river_job WHERE kind = 'monitor_email'
 			AND state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&left); err != nil {
 			t.Fatal(err)
 		}
-		if left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d email jobs still queued after 30s", left)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return left == 0
+	}) {
+		t.Fatalf("%d email jobs still queued", left)
 	}
 	n := 0
 	for _, m := range a.smtp.Messages() {

@@ -39,6 +39,7 @@ type live struct {
 	team store.Team
 	key  string
 	logs *logBuffer
+	auth *auth.Authenticator // the server's, caching keys for 1 ms
 }
 
 func setupLive(t *testing.T, withMetrics bool) *live {
@@ -67,7 +68,8 @@ func setupLive(t *testing.T, withMetrics bool) *live {
 	ledger := billing.NewLedger(st, log)
 	var m *metrics.Metrics
 	engCfg := scrape.Config{Fetcher: fetch.New(fetch.Options{AllowPrivate: true}, log), Cache: cache.NewMemory(1 << 20), Log: log}
-	d := Deps{Auth: auth.New(st, auth.Options{CacheTTL: time.Millisecond}), Ledger: ledger, Limiter: limits.NewLocal(),
+	authn := auth.New(st, auth.Options{CacheTTL: time.Millisecond})
+	d := Deps{Auth: authn, Ledger: ledger, Limiter: limits.NewLocal(),
 		Results: cache.NewMemory(1 << 20), Log: slogJSON(logs)}
 	if withMetrics {
 		m = metrics.New(metrics.Options{Log: log})
@@ -81,7 +83,7 @@ func setupLive(t *testing.T, withMetrics bool) *live {
 	srv.SetReady(true)
 	api := httptest.NewServer(srv)
 	t.Cleanup(api.Close)
-	return &live{api: api, page: page, st: st, team: team, key: key, logs: logs}
+	return &live{api: api, page: page, st: st, team: team, key: key, logs: logs, auth: authn}
 }
 
 func slogJSON(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
@@ -237,7 +239,10 @@ func TestAccessLogFields(t *testing.T) {
 	if err := l.st.SetTeamLimits(t.Context(), l.team.ID, store.TeamLimits{ZeroDataRetention: true}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(5 * time.Millisecond) // past auth's cache of the team's limits
+	testenv.Eventually(t, 5*time.Second, func() bool {
+		team, err := l.auth.Authenticate(t.Context(), l.key)
+		return err == nil && team.Limits.ZeroDataRetention
+	}, "the server's auth still caches the team's limits from before")
 	zdrTarget := l.page.URL + "/zdr-path"
 	l.call(t, http.MethodPost, "/v2/scrape", l.key, `{"url":"`+zdrTarget+`","zeroDataRetention":true}`)
 
@@ -312,7 +317,9 @@ func TestReadyChecks(t *testing.T) {
 	t.Parallel()
 	slow := func(ctx context.Context) (string, error) {
 		<-ctx.Done()
-		time.Sleep(10 * time.Millisecond) // ignores its deadline a little
+		// A check that ignores its deadline a little: the bound on the
+		// whole /ready (a duration) is what is checked.
+		time.Sleep(10 * time.Millisecond)
 		return "", ctx.Err()
 	}
 	for _, tc := range []struct {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/llm/llmtest"
@@ -173,10 +174,10 @@ func TestThreatExtract(t *testing.T) {
 	}
 	id := m["id"].(string)
 	var st map[string]any
-	waitFor(t, "the extract", func() bool {
+	testenv.Eventually(t, time.Minute, func() bool {
 		_, st = api.call(t, http.MethodGet, "/v2/extract/"+id, keyA, "")
 		return st["status"] != "processing"
-	})
+	}, "still waiting for the extract")
 	if st["status"] != "completed" {
 		t.Fatalf("extract: %v", st)
 	}

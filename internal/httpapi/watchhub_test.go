@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/firegate/firegate/internal/crawl/testsite"
 	"github.com/firegate/firegate/internal/store"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // countingJobs counts the Job reads of the server.
@@ -75,7 +77,7 @@ func TestWatchersCappedPerTeam(t *testing.T) {
 	open[0].c.Close(websocket.StatusNormalClosure, "")
 	open = open[1:]
 	var again *wsWatch
-	waitFor(t, "a freed watcher place", func() bool {
+	testenv.Eventually(t, time.Minute, func() bool {
 		w := dialWatch(t, f.base, path, fxKeyOne)
 		m, _, ok := w.next()
 		if !ok {
@@ -84,7 +86,7 @@ func TestWatchersCappedPerTeam(t *testing.T) {
 		catchupOf(t, m)
 		again = w
 		return true
-	})
+	}, "still waiting for a freed watcher place")
 	open = append(open, again)
 
 	g.open()
@@ -101,10 +103,8 @@ func TestWatchersCappedPerTeam(t *testing.T) {
 	}
 }
 
-// TestWatchersShareOnePoller holds 20 watchers on one running crawl and
-// counts the job reads of the server while nothing changes: one shared
-// poller reads the job about 4 times a second, where a poller per socket
-// would read it 80 times.
+// TestWatchersShareOnePoller holds 20 watchers on one running crawl: the
+// server keeps one feed of the job for all of them, and polls it.
 func TestWatchersShareOnePoller(t *testing.T) {
 	t.Parallel()
 	g := newGatedSite(t, testsite.Options{Pages: 30})
@@ -127,16 +127,24 @@ func TestWatchersShareOnePoller(t *testing.T) {
 		}
 		ws = append(ws, w)
 	}
+	// A watcher joins the feed after its catch-up message.
+	hub := f.srv.watchers
+	feeds, subs := 0, 0
+	testenv.WaitFor(10*time.Second, func() bool {
+		hub.mu.Lock()
+		defer hub.mu.Unlock()
+		feeds, subs = len(hub.feeds), 0
+		for _, feed := range hub.feeds {
+			subs += len(feed.subs)
+		}
+		return subs >= 20
+	})
+	if feeds != 1 || subs != 20 {
+		t.Errorf("%d feeds with %d watchers in all, want one feed of the 20", feeds, subs)
+	}
 	before := counter.jobReads.Load()
-	time.Sleep(time.Second)
-	reads := counter.jobReads.Load() - before
-	t.Logf("%d job reads in 1s with 20 watchers", reads)
-	if reads > 8 {
-		t.Errorf("%d job reads in 1s with 20 watchers, want one poller (about 4)", reads)
-	}
-	if reads == 0 {
-		t.Error("no job read in 1s: the watchers are not polled")
-	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return counter.jobReads.Load() > before },
+		"no job read: the watchers are not polled")
 	g.open()
 	for i, w := range ws {
 		msgs, closed := w.rest()
@@ -147,6 +155,60 @@ func TestWatchersShareOnePoller(t *testing.T) {
 			t.Errorf("watcher %d streamed %d documents, want 3", i, n)
 		}
 	}
+}
+
+// hubJobs is one running job without documents; it counts its reads.
+type hubJobs struct {
+	store.JobStore
+	reads atomic.Int64
+}
+
+func (j *hubJobs) Job(ctx context.Context, id string) (store.Job, error) {
+	j.reads.Add(1)
+	return store.Job{ID: id, Status: store.JobScraping}, nil
+}
+
+func (j *hubJobs) Documents(ctx context.Context, id string, skip, limit int) ([][]byte, error) {
+	return nil, nil
+}
+
+// TestWatchHubPollsOncePerInterval runs the hub on synctest's clock: 20
+// watchers of one job cost one read of it per poll interval (a poller per
+// watcher would read it 20 times), each watcher gets every poll, and the
+// poller stops once the last watcher has left.
+func TestWatchHubPollsOncePerInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		jobs := &hubJobs{}
+		hub := newWatchHub(jobs, watchPoll, 0)
+		var subs []*watchSub
+		var leave []func()
+		for range 20 {
+			sub, done := hub.subscribe("job", 0)
+			subs, leave = append(subs, sub), append(leave, done)
+		}
+		// Four poll intervals pass on the bubble's clock (no real wait).
+		time.Sleep(4 * watchPoll)
+		synctest.Wait()
+		if n := jobs.reads.Load(); n != 4 {
+			t.Errorf("%d job reads over 4 poll intervals with 20 watchers, want 4", n)
+		}
+		for i, sub := range subs {
+			if n := len(sub.take()); n != 4 {
+				t.Errorf("watcher %d got %d polls, want 4", i, n)
+			}
+		}
+		for _, done := range leave {
+			done()
+		}
+		time.Sleep(watchPoll)
+		synctest.Wait()
+		hub.mu.Lock()
+		feeds := len(hub.feeds)
+		hub.mu.Unlock()
+		if feeds != 0 {
+			t.Errorf("%d feeds after the last watcher left, want 0", feeds)
+		}
+	})
 }
 
 // TestThousandAndFirstWatcherRefused holds the default 1000 watchers of
