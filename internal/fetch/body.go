@@ -93,9 +93,14 @@ func sniffGzip(resp *http.Response) bool {
 	return len(b) == 3 && b[0] == 0x1f && b[1] == 0x8b && b[2] == 0x08
 }
 
-// peekReader lets sniffGzip look at the first bytes without losing them.
+// peekReader lets sniffGzip look at the first bytes without losing them,
+// nor the error that cut the peek short: net/http maps a body's first read
+// error (a deadline's close of the connection reads as "use of closed
+// network connection", returned as context.DeadlineExceeded) and returns
+// the raw one to every later read, so the peek's error is the one kept.
 type peekReader struct {
 	head []byte
+	err  error // what ended the peek early, returned once head is read
 	rc   io.ReadCloser
 }
 
@@ -107,6 +112,7 @@ func (p *peekReader) peek(n int) ([]byte, error) {
 		m, err := p.rc.Read(buf[:n-len(p.head)])
 		p.head = append(p.head, buf[:m]...)
 		if err != nil {
+			p.err = err
 			return p.head, err
 		}
 	}
@@ -119,6 +125,9 @@ func (p *peekReader) Read(b []byte) (int, error) {
 		n := copy(b, p.head)
 		p.head = p.head[n:]
 		return n, nil
+	}
+	if p.err != nil {
+		return 0, p.err
 	}
 	return p.rc.Read(b)
 }

@@ -712,3 +712,41 @@ func zs(s string) []byte {
 	defer enc.Close()
 	return enc.EncodeAll([]byte(s), nil)
 }
+
+// cutBody is a response body cut by a deadline as net/http's is: the
+// first failed read returns the mapped context.DeadlineExceeded, every
+// later one the raw error of the closed connection.
+type cutBody struct {
+	data  []byte
+	reads int
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	if len(b.data) > 0 {
+		n := copy(p, b.data[:1])
+		b.data = b.data[n:]
+		return n, nil
+	}
+	b.reads++
+	if b.reads == 1 {
+		return 0, context.DeadlineExceeded
+	}
+	return 0, errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: use of closed network connection")
+}
+
+func (b *cutBody) Close() error { return nil }
+
+// TestReadBodyKeepsTheDeadline: a textual body cut while its first bytes
+// are sniffed for gzip (TestDoTimeouts/drip under load: the deadline came
+// between the first byte and the third) fails with the deadline, not with
+// the closed connection read after it.
+func TestReadBodyKeepsTheDeadline(t *testing.T) {
+	t.Parallel()
+	c := newTestClient(t, Options{})
+	resp := &http.Response{Header: http.Header{"Content-Type": {"text/plain; charset=utf-8"}},
+		ContentLength: 1000, Body: &cutBody{data: []byte("xx")}}
+	_, _, _, err := c.readBody(resp, 1<<20)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want it to wrap context.DeadlineExceeded", err)
+	}
+}
