@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"github.com/firegate/firegate/internal/apierr"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/llm"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/store"
@@ -186,8 +186,8 @@ func (r *Runner) watchCancel(ctx context.Context, stop context.CancelFunc, id st
 // err, an error of a step: the language model's, or the store's. A model
 // that timed out or whose provider rate limits this server (docs/errors.md's
 // known cases) is said so; any other error (which may name the model
-// endpoint's address, or the store's) is shown as the error table shows it,
-// an unknown one by the generic message naming an error id under which err
+// endpoint's address, or the store's) is shown as errcode.Describe shows
+// it, an unknown one by the generic message naming an error id under which err
 // is logged here.
 func (r *Runner) shownModelError(ctx context.Context, runID string, err error) string {
 	var status *llm.StatusError
@@ -200,11 +200,11 @@ func (r *Runner) shownModelError(ctx context.Context, runID string, err error) s
 	return r.shown(ctx, runID, err)
 }
 
-// shown is what a client is shown of err as the one error table maps it: a
+// shown is what a client is shown of err as errcode.Describe gives it: a
 // known error by its message, any other by the generic message naming an
 // error id, under which err is logged here with its full text.
 func (r *Runner) shown(ctx context.Context, runID string, err error) string {
-	_, msg, id := apierr.Describe(err)
+	_, msg, id := errcode.Describe(err)
 	if id != "" {
 		r.cfg.Log.ErrorContext(ctx, "agent: unexpected error", "error_id", id, "run_id", runID, "err", err)
 	}

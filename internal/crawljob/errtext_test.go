@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/errcode"
@@ -93,7 +92,7 @@ func failedPageEvents(evs []map[string]any) map[string]string {
 }
 
 // TestFailedPagesShowNoInternalError: a crawl's or batch scrape's page that
-// fails with an error the error table does not know is listed in the job's
+// fails with an error no errcode sentinel describes is listed in the job's
 // errors (what GET /v2/crawl/{id}/errors and its batch twin serve) and sent
 // in its failed page webhook with the generic message naming an error id,
 // logged with the full error; none of the error's addresses or package
@@ -155,7 +154,7 @@ func TestFailedPagesShowNoInternalError(t *testing.T) {
 						if e.Code != "UNKNOWN_ERROR" {
 							t.Errorf("internal error's code %q, want UNKNOWN_ERROR", e.Code)
 						}
-						if id := checkInternal(t, "job error", e.Error, book, "10.1.2.3:5432"); id != "" && e.Error != apierr.UnknownMessage(id) {
+						if id := checkInternal(t, "job error", e.Error, book, "10.1.2.3:5432"); id != "" && e.Error != errcode.UnknownMessage(id) {
 							t.Errorf("internal error's message %q is not the generic one", e.Error)
 						}
 						continue
@@ -230,7 +229,7 @@ func TestFailedJobShowsNoInternalError(t *testing.T) {
 				t.Fatal("no extract.failed event")
 			}
 			msg, _ := failed["error"].(string)
-			if id := checkInternal(t, "extract.failed webhook", msg, book, "10.1.2.3:5432"); id != "" && msg != apierr.UnknownMessage(id) {
+			if id := checkInternal(t, "extract.failed webhook", msg, book, "10.1.2.3:5432"); id != "" && msg != errcode.UnknownMessage(id) {
 				t.Errorf("extract.failed error %q is not the generic message", msg)
 			}
 		})

@@ -14,7 +14,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/limits"
@@ -238,7 +237,7 @@ const maxReason = 300
 // giveUp fails a page whose job spent its attempts (the last ended with
 // last), unless it was settled before, and completes the job when it was
 // its last page. It runs in a worker's last attempt and in Reconcile, for a
-// job River discarded. The page's message quotes last as the error table
+// job River discarded. The page's message quotes last as errcode.Describe
 // shows it (an internal error by its error id only).
 func (r *Runner) giveUp(ctx context.Context, a pageArgs, attempts int, last error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -723,13 +722,13 @@ func hasFormat(fs []scrape.Format, t string) bool {
 	return false
 }
 
-// describe gives the API error code and message of a failed page, as the
-// one error table maps err: what a client is shown of it (the job's errors,
-// webhooks, a failed job's error). An error the table does not know is shown
+// describe gives the API error code and message of a failed page, as
+// errcode.Describe gives them: what a client is shown of it (the job's
+// errors, webhooks, a failed job's error). An error no sentinel describes is shown
 // as a generic message naming an error id, and logged here with that id and
 // its full text (which may name internal hosts, addresses and packages).
 func (r *Runner) describe(ctx context.Context, a pageArgs, err error) (code, msg string) {
-	code, msg, id := apierr.Describe(err)
+	code, msg, id := errcode.Describe(err)
 	if id != "" {
 		r.cfg.Log.ErrorContext(ctx, "page failed with an unexpected error", "error_id", id, "job_id", a.Job,
 			"url", logsafe.URL(a.URL), "err", err)

@@ -39,7 +39,7 @@ func loggedWith(logs, id string) string {
 }
 
 // TestSearchResultErrorsShowNoInternalError: a search result whose scrape
-// failed with an error the table does not know shows UNKNOWN_ERROR with
+// failed with an error no errcode sentinel describes shows UNKNOWN_ERROR with
 // the generic message naming an error id, logged with the full error, in
 // its metadata, and nothing of the error's text; a known error keeps its
 // code and exact message.

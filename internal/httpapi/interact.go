@@ -253,7 +253,7 @@ func decodeExecRequest(r *http.Request, withPrompt bool, checkLanguage func(stri
 }
 
 // languageError is the 400 of a language this server does not run (as
-// the error table maps it) naming the field; other errors pass.
+// toAPIError maps it) naming the field; other errors pass.
 func languageError(err error) error {
 	if !errors.Is(err, interact.ErrLanguage) {
 		return err

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawljob"
 	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/scrape"
@@ -26,8 +25,8 @@ var internalLeaks = []string{"10.1.2.3", "5432: connect", "9222/devtools", "53: 
 
 const knownDNSMsg = "DNS resolution failed for hostname: nowhere.invalid. Check that the URL is correct and the site exists."
 
-// failingScraper fails /internal with an error the error table does not
-// know (internal addresses and package prefixes) and /dns with a known one
+// failingScraper fails /internal with an error no errcode sentinel
+// describes (internal addresses and package prefixes) and /dns with a known one
 // (whose cause is internal); it scrapes the other pages.
 type failingScraper struct{ next crawljob.Scraper }
 
@@ -59,7 +58,7 @@ func checkShown(t *testing.T, what string, m map[string]any) {
 // isGeneric reports whether msg is the unexpected error's message.
 func isGeneric(msg string) bool {
 	id := errorIDMsg.FindStringSubmatch(msg)
-	return id != nil && msg == apierr.UnknownMessage(id[1])
+	return id != nil && msg == errcode.UnknownMessage(id[1])
 }
 
 // TestJobErrorsShowNoInternalError: GET /v2/crawl/{id}/errors, GET

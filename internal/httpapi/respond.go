@@ -32,7 +32,7 @@ type envelope struct {
 	ChargeID string `json:"chargeId,omitempty"`
 }
 
-// writeError renders err through the error table and logs it.
+// writeError renders err through toAPIError and logs it.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e := toAPIError(err)
 	ctx := r.Context()

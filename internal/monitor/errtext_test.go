@@ -76,7 +76,7 @@ func expectHidden(t *testing.T, where string, msg *string, prefix string, book *
 }
 
 // TestCheckErrorsShowNoInternalError: a check's pages, search target and
-// the check itself, failing with errors the error table does not know,
+// the check itself, failing with errors no errcode sentinel describes,
 // show the generic message naming an error id (logged with the full
 // error) and none of the error's addresses or package prefixes; a known
 // error keeps its exact message.

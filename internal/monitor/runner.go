@@ -11,8 +11,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawljob"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/limits"
 	"github.com/firegate/firegate/internal/queue"
 	"github.com/firegate/firegate/internal/scrape"
@@ -214,12 +214,12 @@ func (w *checkWorker) Work(ctx context.Context, job *river.Job[checkArgs]) error
 var emptySummary = json.RawMessage(`{"totalPages":0,"same":0,"changed":0,"new":0,"removed":0,"error":0}`)
 
 // shown is what a client is shown of err (a check's or page's error, in
-// the API and in webhooks), as the one error table maps it: a known error
+// the API and in webhooks), as errcode.Describe gives it: a known error
 // by its message, any other by the generic message naming an error id,
 // under which err's full text (which may name internal hosts, addresses and
 // packages) is logged here with attrs.
 func (r *Runner) shown(ctx context.Context, err error, attrs ...any) string {
-	_, msg, id := apierr.Describe(err)
+	_, msg, id := errcode.Describe(err)
 	if id != "" {
 		r.cfg.Log.ErrorContext(ctx, "monitor: unexpected error", append([]any{"error_id", id, "err", err}, attrs...)...)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firegate/firegate/internal/apierr"
+	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/search"
 	"github.com/firegate/firegate/internal/search/searxngtest"
 	"github.com/firegate/firegate/internal/testenv"
@@ -14,7 +14,7 @@ import (
 
 // TestEngineErrorsShowNoAddress: an engine failure is shown, as the API
 // maps it (the envelope, a monitor's check, the agent's search tool all
-// use apierr), by what failed in the client's terms: not the engine's
+// use errcode.Describe), by what failed in the client's terms: not the engine's
 // host, address or the Go packages of the error chain; the searcher logs
 // the full cause.
 func TestEngineErrorsShowNoAddress(t *testing.T) {
@@ -42,7 +42,7 @@ func TestEngineErrorsShowNoAddress(t *testing.T) {
 			log, logs := testenv.NewLogBook(t)
 			s := search.New(b, search.Options{}, log)
 			_, err = s.Search(t.Context(), search.Query{Text: "q", Source: search.SourceWeb})
-			code, msg, id := apierr.Describe(err)
+			code, msg, id := errcode.Describe(err)
 			if code != "SEARCH_ENGINE_ERROR" || msg != tc.msg || id != "" {
 				t.Errorf("%v shown as %s %q (id %q); want SEARCH_ENGINE_ERROR %q", err, code, msg, id, tc.msg)
 			}

@@ -1,17 +1,17 @@
-package apierr_test
+package httpapi
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
-	"github.com/firegate/firegate/internal/apierr"
 	"github.com/firegate/firegate/internal/crawl"
 	"github.com/firegate/firegate/internal/errcode"
 	"github.com/firegate/firegate/internal/interact"
@@ -20,7 +20,9 @@ import (
 	"github.com/firegate/firegate/internal/search"
 )
 
-func TestMap(t *testing.T) {
+// TestErrorMapping: what the envelope answers for the domain packages'
+// errors (errcode sentinels and failures), a client gone and the unknown.
+func TestErrorMapping(t *testing.T) {
 	cases := []struct {
 		name   string
 		err    error
@@ -43,25 +45,26 @@ func TestMap(t *testing.T) {
 		{"unknown", errors.New("boom"), http.StatusInternalServerError, "UNKNOWN_ERROR", ""},
 	}
 	for _, c := range cases {
-		m := apierr.Map(c.err)
-		if m.Status != c.status || m.Code != c.code || m.Message != c.msg || m.Unsupported {
-			t.Errorf("%s: Map = %+v; want %d %s %q", c.name, m, c.status, c.code, c.msg)
+		m := toAPIError(c.err)
+		if m.Status != c.status || m.Code != c.code || m.Message != c.msg || m.Details != nil {
+			t.Errorf("%s: toAPIError = %+v; want %d %s %q", c.name, m, c.status, c.code, c.msg)
 		}
 	}
 }
 
-func TestMapUnsupportedFeature(t *testing.T) {
+func TestErrorMappingUnsupportedFeature(t *testing.T) {
 	err := fmt.Errorf("scrape: %w", &errcode.Failure{Kind: scrape.ErrActionsNotSupported, Field: "actions", Msg: "no browser"})
-	m := apierr.Map(err)
-	if m.Status != http.StatusBadRequest || m.Code != "SCRAPE_ACTIONS_NOT_SUPPORTED" || m.Message != "no browser" || !m.Unsupported || m.Feature != "actions" {
-		t.Errorf("Map = %+v", m)
+	m := toAPIError(err)
+	want := []FieldError{{Path: []any{"actions"}, Message: "no browser", Code: "not_supported"}}
+	if m.Status != http.StatusBadRequest || m.Code != "SCRAPE_ACTIONS_NOT_SUPPORTED" || m.Message != "no browser" || !reflect.DeepEqual(m.Details, want) {
+		t.Errorf("toAPIError = %+v", m)
 	}
 }
 
 // TestDescribe: a known error keeps its code and message and gets no error
 // id; an unknown one (or a cancelled context, which has no client behind it
 // in a job) shows none of its text, only a fresh error id.
-func TestDescribe(t *testing.T) {
+func TestDescribeDomainErrors(t *testing.T) {
 	known := []struct {
 		err        error
 		code, want string
@@ -73,7 +76,7 @@ func TestDescribe(t *testing.T) {
 			"SCRAPE_DNS_RESOLUTION_ERROR", "DNS resolution failed for hostname: nowhere.invalid."},
 	}
 	for _, k := range known {
-		code, msg, id := apierr.Describe(k.err)
+		code, msg, id := errcode.Describe(k.err)
 		if code != k.code || msg != k.want || id != "" {
 			t.Errorf("%v: %s %q id %q; want %s %q and no id", k.err, code, msg, id, k.code, k.want)
 		}
@@ -84,13 +87,13 @@ func TestDescribe(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, err := range internal {
-		code, msg, id := apierr.Describe(err)
+		code, msg, id := errcode.Describe(err)
 		if _, perr := uuid.Parse(id); perr != nil || seen[id] {
 			t.Errorf("%v: error id %q is not a fresh UUID", err, id)
 		}
 		seen[id] = true
-		if code != "UNKNOWN_ERROR" || msg != apierr.UnknownMessage(id) {
-			t.Errorf("%v: %s %q; want UNKNOWN_ERROR %q", err, code, msg, apierr.UnknownMessage(id))
+		if code != "UNKNOWN_ERROR" || msg != errcode.UnknownMessage(id) {
+			t.Errorf("%v: %s %q; want UNKNOWN_ERROR %q", err, code, msg, errcode.UnknownMessage(id))
 		}
 		for _, leak := range []string{"10.1.2.3", "5432", "store:", "browser:", "9222", "127.0.0.1"} {
 			if strings.Contains(msg, leak) {
@@ -99,7 +102,7 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 	// The message is the contract's one for an unexpected error.
-	if got := apierr.UnknownMessage("x"); !strings.HasSuffix(got, "contact support, error id x") {
+	if got := errcode.UnknownMessage("x"); !strings.HasSuffix(got, "contact support, error id x") {
 		t.Errorf("UnknownMessage = %q", got)
 	}
 }
@@ -154,15 +157,15 @@ func TestMessagesNameNoPackagePrefix(t *testing.T) {
 	}
 	prefix := regexp.MustCompile(`\b(scrape|crawl|interact|search|browser|store|monitor|fetch|llm|media):`)
 	for _, c := range cases {
-		m := apierr.Map(c.err)
+		m := toAPIError(c.err)
 		if m.Code != c.code || m.Message != c.msg {
 			t.Errorf("%v: %s %q; want %s %q", c.err, m.Code, m.Message, c.code, c.msg)
 		}
 		if p := prefix.FindString(m.Message); p != "" {
 			t.Errorf("%v: message %q names the package prefix %q", c.err, m.Message, p)
 		}
-		if code, msg, id := apierr.Describe(c.err); code != c.code || msg != m.Message || id != "" {
-			t.Errorf("%v: Describe = %s %q %q; want Map's, no id", c.err, code, msg, id)
+		if code, msg, id := errcode.Describe(c.err); code != c.code || msg != m.Message || id != "" {
+			t.Errorf("%v: Describe = %s %q %q; want the envelope's, no id", c.err, code, msg, id)
 		}
 	}
 }
