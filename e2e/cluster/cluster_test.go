@@ -158,19 +158,17 @@ func start(t testing.TB, env map[string]string, args ...string) *proc {
 			t.Logf("logs of %v:\n%s", args, tail(logs.String(), 4000))
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	if !testenv.WaitFor(30*time.Second, func() bool {
 		resp, err := http.Get(p.url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}) {
+		t.Fatalf("server %v did not become healthy:\n%s", args, logs.String())
 	}
-	t.Fatalf("server %v did not become healthy:\n%s", args, logs.String())
-	return nil
+	return p
 }
 
 func tail(s string, n int) string {
@@ -262,17 +260,14 @@ func poll(t testing.TB, api *proc, id string) status {
 // waitDone polls until the crawl leaves scraping.
 func waitDone(t testing.TB, api *proc, id string, timeout time.Duration) status {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		st := poll(t, api, id)
-		if st.Status != "scraping" {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("crawl still scraping after %v: %d/%d", timeout, st.Completed, st.Total)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var st status
+	if !testenv.WaitFor(timeout, func() bool {
+		st = poll(t, api, id)
+		return st.Status != "scraping"
+	}) {
+		t.Fatalf("crawl still scraping after %v: %d/%d", timeout, st.Completed, st.Total)
 	}
+	return st
 }
 
 // sources lists every document's source URL, following next.
@@ -337,12 +332,7 @@ func TestWorkerKilledMidCrawl(t *testing.T) {
 	a := start(t, merge(common, map[string]string{"QUEUE_WORKERS": "8"}), "worker")
 
 	id := startCrawl(t, api, `{"url":"`+target.URL+`/","limit":1000}`)
-	for {
-		if st := poll(t, api, id); st.Completed >= 30 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitProgress(t, api, id, 30)
 	a.kill()
 	b := start(t, merge(common, map[string]string{"QUEUE_WORKERS": "8"}), "worker")
 	st := waitDone(t, api, id, 90*time.Second)
@@ -365,12 +355,7 @@ func TestServerRestartMidCrawl(t *testing.T) {
 	env := map[string]string{"DATA_DIR": t.TempDir(), "QUEUE_WORKERS": "8"}
 	first := start(t, env)
 	id := startCrawl(t, first, `{"url":"`+target.URL+`/","limit":1000}`)
-	for {
-		if st := poll(t, first, id); st.Completed >= 20 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitProgress(t, first, id, 20)
 	first.stop(t)
 	second := start(t, env)
 	st := waitDone(t, second, id, 90*time.Second)

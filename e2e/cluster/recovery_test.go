@@ -14,6 +14,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/firegate/firegate/internal/crawl/testsite"
+	"github.com/firegate/firegate/internal/testenv"
 )
 
 // The recovery tests run at the server's default JOB_* settings (the other
@@ -33,16 +34,14 @@ var workerIDRe = regexp.MustCompile(`msg="queue: worker started" worker_id=(\S+)
 // workerID is the queue worker id a process logged at start.
 func workerID(t testing.TB, p *proc) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if m := workerIDRe.FindStringSubmatch(p.logs.String()); m != nil {
-			return m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no worker id in the logs:\n%s", tail(p.logs.String(), 2000))
-		}
-		time.Sleep(20 * time.Millisecond)
+	var m []string
+	if !testenv.WaitFor(10*time.Second, func() bool {
+		m = workerIDRe.FindStringSubmatch(p.logs.String())
+		return m != nil
+	}) {
+		t.Fatalf("no worker id in the logs:\n%s", tail(p.logs.String(), 2000))
 	}
+	return m[1]
 }
 
 // runningPagesPostgres counts the page jobs River shows running on worker.
@@ -81,16 +80,12 @@ func runningPagesSQLite(t testing.TB, dataDir, worker string) int {
 // waitProgress polls until the crawl has at least n pages done.
 func waitProgress(t testing.TB, api *proc, id string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		st := poll(t, api, id)
-		if st.Completed >= n {
-			return
-		}
-		if st.Status != "scraping" || time.Now().After(deadline) {
-			t.Fatalf("crawl did not reach %d pages: %s %d/%d", n, st.Status, st.Completed, st.Total)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var st status
+	if !testenv.WaitFor(60*time.Second, func() bool {
+		st = poll(t, api, id)
+		return st.Completed >= n || st.Status != "scraping"
+	}) || st.Completed < n {
+		t.Fatalf("crawl did not reach %d pages: %s %d/%d", n, st.Status, st.Completed, st.Total)
 	}
 }
 
