@@ -94,9 +94,9 @@ func CleanReport(doc *html.Node, opts Options) (*html.Node, Report, error) {
 	if opts.Reparse == nil {
 		return root, rep, nil
 	}
-	if keptTooLittle(pg.textLen(root), visible) {
+	if kept := pg.textLen(root); keptTooLittle(kept, visible) {
 		if fresh, err := opts.Reparse(); err == nil && fresh != nil {
-			if n, fb := fallback(fresh, opts, proseLen(root)); n != nil {
+			if n, fb := fallback(fresh, opts, pk, kept, proseLen(root)); n != nil {
 				return n, Report{Fallback: fb}, nil
 			}
 		}

@@ -56,6 +56,21 @@ type Report struct {
 // modal dialogs (shown on demand). It reads attributes only, not what
 // classes say (the rules work that out for the elements they visit).
 func visibleLen(root *html.Node) int {
+	return visibleLenBy(root, func(n *html.Node) bool { return len(n.Attr) > 0 && (hiddenByAttr(n) || isDialog(n)) })
+}
+
+// hiddenAwareLen is visibleLen as the rules read what is hidden, classes
+// included (pg.isHidden): it costs a class reading of every element, so it
+// runs only where visibleLen's cheaper count already says the rules kept
+// too little, to confirm it. visibleLen counts at least as much (it skips
+// less), so the two together decide as this count alone would.
+func hiddenAwareLen(root *html.Node, pg *page) int {
+	return visibleLenBy(root, func(n *html.Node) bool { return pg.isHidden(n) || isDialog(n) })
+}
+
+// visibleLenBy is the text of root outside the elements hidden says are
+// hidden (and outside what is never shown: scripts, styles, templates).
+func visibleLenBy(root *html.Node, hidden func(*html.Node) bool) int {
 	t := 0
 	for n := root; n != nil; {
 		switch n.Type {
@@ -63,7 +78,7 @@ func visibleLen(root *html.Node) int {
 			k, _ := nonSpace(n.Data)
 			t += k
 		case html.ElementNode:
-			if n != root && (skipSubtree(n.DataAtom) || len(n.Attr) > 0 && (hiddenByAttr(n) || isDialog(n))) {
+			if n != root && (skipSubtree(n.DataAtom) || hidden(n)) {
 				n = next(n, root, true)
 				continue
 			}
@@ -134,10 +149,15 @@ func keptTooLittle(kept, visible int) bool {
 }
 
 // fallback cleans fresh, a new parse of the page, without the main-content
-// rules: it returns the node to render and what it holds, or nil when no
-// fallback holds at least twice kept, the prose the rules kept.
-func fallback(fresh *html.Node, opts Options, kept int) (*html.Node, Fallback) {
+// rules: it returns the node to render and what it holds, or nil when the
+// rules' text (keptText) is not too little of the page's visible text as
+// the rules see it (hiddenAwareLen), or when no fallback holds at least
+// twice kept, the prose the rules kept.
+func fallback(fresh *html.Node, opts Options, pk pageKind, keptText, kept int) (*html.Node, Fallback) {
 	root := prepare(fresh, opts)
+	if !keptTooLittle(keptText, hiddenAwareLen(root, newPage(pk))) {
+		return nil, NoFallback
+	}
 	whole := textLen(root) > 0
 	removePageChrome(root, newPage(kindUnknown))
 	rest := proseLen(root)

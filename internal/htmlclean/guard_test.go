@@ -72,7 +72,7 @@ func TestFallbackBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, fb := fallback(doc, Options{OnlyMainContent: true}, 60)
+	out, fb := fallback(doc, Options{OnlyMainContent: true}, kindUnknown, 0, 60)
 	if fb != FallbackBlock || out == nil {
 		t.Fatalf("fallback %v", fb)
 	}
@@ -89,7 +89,7 @@ func TestFallbackBlock(t *testing.T) {
 	}
 	// What the rules kept was more than half of it: no fallback.
 	doc, _ = html.Parse(strings.NewReader(misfiledPage()))
-	if out, fb := fallback(doc, Options{OnlyMainContent: true}, 1000); fb != NoFallback || out != nil {
+	if out, fb := fallback(doc, Options{OnlyMainContent: true}, kindUnknown, 0, 1000); fb != NoFallback || out != nil {
 		t.Errorf("fallback %v for a result the block does not double", fb)
 	}
 }
@@ -124,7 +124,7 @@ func TestFallbackWholePage(t *testing.T) {
 	}
 	out, fb := fallback(doc, Options{OnlyMainContent: true, Reparse: func() (*html.Node, error) {
 		return html.Parse(strings.NewReader(page))
-	}}, 0)
+	}}, kindUnknown, 0, 0)
 	if fb != FallbackPage || out == nil {
 		t.Fatalf("fallback %v", fb)
 	}
@@ -189,7 +189,7 @@ func TestFallbackDeepTree(t *testing.T) {
 	}
 	inner.AppendChild(block)
 	parent.InsertBefore(outer, after)
-	out, fb := fallback(doc, Options{OnlyMainContent: true}, 60)
+	out, fb := fallback(doc, Options{OnlyMainContent: true}, kindUnknown, 0, 60)
 	if fb != FallbackBlock || !strings.Contains(textOf(out), "kingfishers") {
 		t.Errorf("fallback %v", fb)
 	}
