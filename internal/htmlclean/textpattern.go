@@ -39,6 +39,9 @@ type textPattern struct {
 		once          sync.Once
 		alive, match2 [2]uint64 // bit c: second byte c
 	}
+	// matchesEmpty is regexp's answer for the empty text (many text
+	// nodes are white space, empty once trimmed).
+	matchesEmpty bool
 	// literals: every match holds one of them (nil: no such set is
 	// known); a text holding none cannot match. strongLiterals: they are
 	// few and long enough to be looked for before the first step (a
@@ -56,6 +59,7 @@ const maxThreads = 64
 // mustTextPattern compiles expr like regexp.MustCompile.
 func mustTextPattern(expr string) *textPattern {
 	p := &textPattern{re: regexp.MustCompile(expr)}
+	p.matchesEmpty = p.re.MatchString("")
 	// The same steps as regexp.Compile: parse as Perl, simplify, compile.
 	sre, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
@@ -236,7 +240,10 @@ func (c *closer) closure(prog *syntax.Prog, pcs []uint32, flag syntax.EmptyOp) (
 
 // MatchString reports whether s matches, as regexp's MatchString does.
 func (p *textPattern) MatchString(s string) bool {
-	if !p.anchored || len(s) == 0 || s[0] >= utf8.RuneSelf || !p.tableOK[s[0]] {
+	if len(s) == 0 {
+		return p.matchesEmpty
+	}
+	if !p.anchored || s[0] >= utf8.RuneSelf || !p.tableOK[s[0]] {
 		return p.holdsLiteral(s) && p.re.MatchString(s)
 	}
 	if p.matchAfter[s[0]] {
