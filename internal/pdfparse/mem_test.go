@@ -33,6 +33,8 @@ func TestMemory2000Pages(t *testing.T) {
 			var m runtime.MemStats
 			runtime.ReadMemStats(&m)
 			peak = max(peak, m.HeapInuse)
+			// The sampling period of the heap while Parse runs: a
+			// duration is what this loop is made of.
 			time.Sleep(time.Millisecond)
 		}
 	}
