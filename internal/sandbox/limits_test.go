@@ -191,11 +191,8 @@ func TestRunMemoryHostRoot(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	page := int64(os.Getpagesize())
-	for deadline := time.Now().Add(testenv.Patient(10 * time.Second)); len(descendants(cmd.Process.Pid)) == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the shell started no child")
-		}
-	}
+	testenv.Eventually(t, 10*time.Second, func() bool { return len(descendants(cmd.Process.Pid)) > 0 },
+		"the shell started no child")
 	var host syscall.Statfs_t
 	if err := syscall.Statfs("/tmp", &host); err != nil {
 		t.Fatal(err)

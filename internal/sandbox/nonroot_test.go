@@ -48,7 +48,7 @@ exec -a ` + tag + ` sleep 30
 		done <- outcome{res, err}
 	}()
 	pid := ""
-	for deadline := time.Now().Add(15 * time.Second); pid == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	testenv.WaitFor(15*time.Second, func() bool {
 		ents, err := os.ReadDir("/proc")
 		if err != nil {
 			t.Fatal(err)
@@ -58,7 +58,8 @@ exec -a ` + tag + ` sleep 30
 				pid = e.Name()
 			}
 		}
-	}
+		return pid != ""
+	})
 	if pid == "" {
 		cancel()
 		o := <-done
