@@ -139,16 +139,10 @@ func TestRunJanitor(t *testing.T) {
 	ctx, cancel := testCtx(t)
 	done := make(chan struct{})
 	go func() { s.RunJanitor(ctx, 10*time.Millisecond); close(done) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(s.dir, id)); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("janitor did not delete the expired file")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 5*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(s.dir, id))
+		return errors.Is(err, os.ErrNotExist)
+	}, "janitor did not delete the expired file")
 	cancel()
 	<-done
 }

@@ -294,13 +294,8 @@ func TestS3RunJanitor(t *testing.T) {
 	ctx, cancel := testCtx(t)
 	done := make(chan struct{})
 	go func() { b.store.RunJanitor(ctx, 10*time.Millisecond); close(done) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for b.exists(t, "media/"+id) {
-		if time.Now().After(deadline) {
-			t.Fatal("janitor did not delete the expired object")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 5*time.Second, func() bool { return !b.exists(t, "media/"+id) },
+		"janitor did not delete the expired object")
 	cancel()
 	<-done
 }
