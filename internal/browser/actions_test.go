@@ -69,6 +69,8 @@ window.addEventListener('scroll', () => {
 });
 </script></body></html>`}, map[string]http.HandlerFunc{
 		"/more": func(w http.ResponseWriter, r *http.Request) {
+			// The next items come 50 ms after the scroll: each scroll
+			// action's settle time is what has to cover it.
 			time.Sleep(50 * time.Millisecond)
 			fmt.Fprint(w, "ok")
 		},

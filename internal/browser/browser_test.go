@@ -549,12 +549,10 @@ func quietTargets(t *testing.T, p *Pool, want int) (pages, all, contexts int) {
 	p.mu.Lock()
 	inst := p.inst
 	p.mu.Unlock()
-	for range 100 {
-		if pages, all = pageTargets(t, p); want < 0 || pages == want {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.WaitFor(5*time.Second, func() bool {
+		pages, all = pageTargets(t, p)
+		return want < 0 || pages == want
+	})
 	b := chromedp.FromContext(inst.ctx).Browser
 	bcs, err := cdp.Call(t.Context(), b, target.GetBrowserContexts, cdp.Empty{})
 	if err != nil {
@@ -793,15 +791,13 @@ func startRemoteChrome(t *testing.T) (string, string, *exec.Cmd) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 	})
-	for range 200 {
+	var lines []string
+	testenv.Eventually(t, 10*time.Second, func() bool {
 		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
-		if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); err == nil && len(lines) == 2 {
-			return "ws://127.0.0.1:" + lines[0] + lines[1], lines[0], cmd
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("remote Chrome did not write DevToolsActivePort")
-	return "", "", nil
+		lines = strings.Split(strings.TrimSpace(string(b)), "\n")
+		return err == nil && len(lines) == 2
+	}, "remote Chrome did not write DevToolsActivePort")
+	return "ws://127.0.0.1:" + lines[0] + lines[1], lines[0], cmd
 }
 
 // chromeFlagNames renders chromeFlags as command-line arguments for a

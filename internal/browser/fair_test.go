@@ -34,15 +34,10 @@ func TestTabsSharedBetweenTeams(t *testing.T) {
 	for range 4 {
 		wg.Go(func() { _, _ = p.Render(actx, Request{URL: s.URL + "/", Team: "a", WaitFor: time.Minute}) })
 	}
-	for {
-		if held, waiting := p.tabs.Held("a"); held == 3 && waiting == 1 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("team a never held 3 tabs with one render waiting")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.Eventually(t, 60*time.Second, func() bool {
+		held, waiting := p.tabs.Held("a")
+		return held == 3 && waiting == 1
+	}, "team a never held 3 tabs with one render waiting")
 	bctx, bcancel := context.WithTimeout(ctx, testenv.Patient(5*time.Second))
 	defer bcancel()
 	start := time.Now()

@@ -166,6 +166,8 @@ setTimeout(() => { location.assign(` + strconv.Quote(first+"/assign") + `); }, 3
 			t.Errorf("render %s: %v, want ErrBlocked", u, err)
 		}
 	}
+	// An absence over time: a connection Chrome would make for a page
+	// that went on after its render reaches a canary within this window.
 	time.Sleep(300 * time.Millisecond)
 	for _, c := range canaries {
 		if n := c.conns.Load(); n != 0 {
@@ -244,6 +246,7 @@ func TestRebindingRefused(t *testing.T) {
 	if _, err := p.Render(ctx, Request{URL: "http://nxdomain.test:" + loop.port() + "/"}); !errors.Is(err, ErrDNS) {
 		t.Errorf("unresolvable name: %v, want ErrDNS", err)
 	}
+	// An absence over time, as above: the window for a late connection.
 	time.Sleep(200 * time.Millisecond)
 	if n := loop.conns.Load(); n != 0 {
 		t.Errorf("the loopback canary saw %d connections", n)

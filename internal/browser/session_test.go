@@ -165,14 +165,13 @@ func TestSessionCloseAbortsOperation(t *testing.T) {
 		errc <- err
 	}()
 	// Let the wait start: the session is held while it runs.
-	deadline := time.Now().Add(10 * time.Second)
-	for sess.mu.TryLock() {
-		sess.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatal("wait did not start")
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		if sess.mu.TryLock() {
+			sess.mu.Unlock()
+			return false
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return true
+	}, "wait did not start")
 	start := time.Now()
 	if _, err := sess.Close(ctx, false); err != nil {
 		t.Fatal(err)
