@@ -311,6 +311,7 @@ func TestLLMFailures(t *testing.T) {
 	s := newSite(t)
 	t.Run("bad schema fails before fetching", func(t *testing.T) {
 		t.Parallel()
+		s := newSite(t) // its own: the other subtests fetch the shared one meanwhile
 		ep := llmtest.New(t)
 		e := newLLMEngine(t, ep, 0)
 		o := defaults(s.URL + "/article")
@@ -348,7 +349,10 @@ func TestLLMFailures(t *testing.T) {
 	})
 	t.Run("timeout", func(t *testing.T) {
 		t.Parallel()
-		ep := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) { time.Sleep(3 * time.Second) })
+		// The model answers only once the test is over.
+		release := make(chan struct{})
+		ep := llmtest.NewReplying(t, func(w http.ResponseWriter, r llmtest.Request) { <-release })
+		t.Cleanup(func() { close(release) }) // before the model's server closes
 		e := newLLMEngine(t, ep, 0)
 		o := defaults(s.URL + "/article")
 		o.Timeout = time.Second
