@@ -200,6 +200,7 @@ func TestWatchHubPollsOncePerInterval(t *testing.T) {
 		for _, done := range leave {
 			done()
 		}
+		// One more poll interval on the bubble's clock.
 		time.Sleep(watchPoll)
 		synctest.Wait()
 		hub.mu.Lock()
