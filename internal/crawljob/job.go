@@ -110,9 +110,12 @@ type Runner struct {
 	q   Enqueuer
 	now func() time.Time
 
-	mu     sync.Mutex
-	cache  map[string]*cachedJob // job id -> decoded options and status
-	robots map[string]*robotsEntry
+	mu    sync.Mutex
+	cache map[string]*cachedJob // job id -> decoded options and status
+	// forgets counts forget calls: a status read that a forget overtook
+	// (a cancel landed while it was in flight) is not cached.
+	forgets uint64
+	robots  map[string]*robotsEntry
 }
 
 // NewRunner returns a Runner; Bind must be called before use.
@@ -353,6 +356,7 @@ func (r *Runner) job(ctx context.Context, id string) (*cachedJob, error) {
 func (r *Runner) jobWithin(ctx context.Context, id string, maxAge time.Duration) (*cachedJob, error) {
 	r.mu.Lock()
 	c := r.cache[id]
+	forgets := r.forgets
 	r.mu.Unlock()
 	if c != nil && r.now().Sub(c.readAt) < maxAge {
 		return c, nil
@@ -367,7 +371,11 @@ func (r *Runner) jobWithin(ctx context.Context, id string, maxAge time.Duration)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if old := r.cache[id]; old != nil {
+	// A forget since the read began (a cancel, say) may have changed what
+	// was read: the copy serves this caller only, and the next read goes
+	// to the store.
+	keep := r.forgets == forgets
+	if old := r.cache[id]; old != nil && keep {
 		// A new copy rather than an update in place: pages holding the old
 		// one read its job and readAt without the lock. The seen set stays
 		// shared.
@@ -391,6 +399,9 @@ func (r *Runner) jobWithin(ctx context.Context, id string, maxAge time.Duration)
 		}
 		c.rules = rules
 	}
+	if !keep {
+		return c, nil
+	}
 	if len(r.cache) >= 1024 {
 		clear(r.cache)
 	}
@@ -402,6 +413,7 @@ func (r *Runner) jobWithin(ctx context.Context, id string, maxAge time.Duration)
 func (r *Runner) forget(id string) {
 	r.mu.Lock()
 	delete(r.cache, id)
+	r.forgets++
 	r.mu.Unlock()
 }
 
