@@ -54,7 +54,10 @@ type findOptions struct {
 // given. A query keeps the tools whose names, descriptions, provider or
 // categories hold its words, the best matches first.
 func (s *Service) findTools(_ context.Context, _ string, options map[string]any) (any, int64, error) {
-	raw, _ := json.Marshal(options)
+	raw, err := json.Marshal(options)
+	if err != nil {
+		return nil, 0, &CallError{Code: "invalid_options", Status: 400, Message: err.Error()}
+	}
 	var o findOptions
 	if err := json.Unmarshal(raw, &o); err != nil {
 		return nil, 0, &CallError{Code: "invalid_options", Status: 400, Message: err.Error()}
@@ -162,9 +165,13 @@ func nonNil(s []string) []string {
 
 // nextCall is the find-tools call with options o.
 func nextCall(o findOptions) map[string]any {
+	// findOptions holds only strings, string slices and ints: it always
+	// encodes, and what json.Marshal writes always decodes into a map.
 	raw, _ := json.Marshal(o)
 	var opts map[string]any
-	_ = json.Unmarshal(raw, &opts)
+	if err := json.Unmarshal(raw, &opts); err != nil {
+		panic("catalog: find-tools options do not round-trip: " + err.Error())
+	}
 	return map[string]any{"provider": BuiltinProvider, "capability": "find-tools", "options": opts}
 }
 

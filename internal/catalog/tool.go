@@ -41,7 +41,11 @@ func (s *Service) callTool(ctx context.Context, c *Capability, options map[strin
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			q.Set(k, queryValue(options[k]))
+			v, verr := queryValue(options[k])
+			if verr != nil {
+				return nil, 0, fmt.Errorf("catalog: encode option %q: %w", k, verr)
+			}
+			q.Set(k, v)
 		}
 		u.RawQuery = q.Encode()
 		req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -128,13 +132,13 @@ func operatorParam(q url.Values, k string) bool {
 
 // queryValue writes an option as a query parameter: strings as they are,
 // other values as JSON.
-func queryValue(v any) string {
+func queryValue(v any) (string, error) {
 	if s, ok := v.(string); ok {
-		return s
+		return s, nil
 	}
 	if n, ok := v.(json.Number); ok {
-		return n.String()
+		return n.String(), nil
 	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	b, err := json.Marshal(v)
+	return string(b), err
 }
