@@ -285,7 +285,7 @@ func (f *msgFilter) report(a *assembler) oversized {
 // errorResponse is the error response that replaces a response over the
 // bound.
 func errorResponse(o oversized) []byte {
-	text, _ := json.Marshal("firegate: " + o.Error())
+	text, _ := json.Marshal("firegate: " + o.Error()) // a string always marshals
 	out := fmt.Appendf(nil, `{"id":%d,"error":{"code":-32000,"message":%s}`, o.id, text)
 	if o.sessionID != "" {
 		out = fmt.Appendf(out, `,"sessionId":"%s"`, o.sessionID)

@@ -264,7 +264,12 @@ func settle(ctx context.Context, t *chromedp.Target, tr *tracker, budget time.Du
 		var st []any
 		res, err := cdp.Call(ctx, t, runtime.Evaluate, runtime.EvaluateParams{Expression: idleExpr, ReturnByValue: new(true)})
 		if err == nil && res.ExceptionDetails == nil && res.Result != nil {
-			_ = json.Unmarshal(res.Result.Value, &st)
+			if err := json.Unmarshal(res.Result.Value, &st); err != nil {
+				// Not the probe's array (a page can replace the probe; an
+				// undefined result has no value): like a failed evaluation,
+				// not settled yet, and the loop polls on until the budget ends.
+				st = nil
+			}
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
