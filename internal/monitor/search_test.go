@@ -128,3 +128,53 @@ func TestSearchTarget(t *testing.T) {
 		t.Errorf("removing the goal: %v, want ErrGoalRequired", err)
 	}
 }
+
+// TestSearchTargetDateBeyondJSON: a result dated past year 9999 in UTC (an
+// engine's "9999-12-31T23:30:00-01:00") keeps its metadata; only the date
+// that has no JSON form is left out. The metadata used to be lost whole.
+func TestSearchTargetDateBeyondJSON(t *testing.T) {
+	t.Parallel()
+	far := "9999-12-31T23:30:00-01:00"
+	engine := searxngtest.New(t, func(q url.Values) searxngtest.Answer {
+		return searxngtest.Answer{Results: []searxngtest.Result{
+			{URL: "https://news.example.com/far", Title: "Far lamp", Content: "Dated beyond JSON", Score: 1, PublishedDate: &far},
+		}}
+	})
+	backend, err := search.NewSearXNG(search.SearXNGOptions{Endpoint: engine.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := testenv.Logger(t)
+	st := teststore.SQLite(t)
+	runner := monitor.NewRunner(monitor.RunnerConfig{Store: st, Searcher: search.New(backend, search.Options{}, log), Log: log})
+	svc := monitor.NewService(st, &recorder{}, nil)
+	team, _ := st.CreateTeam(t.Context(), "far")
+	echo, _ := json.Marshal(map[string]any{"type": "search", "id": "news"})
+	target := monitor.Target{Type: monitor.TargetSearch, ID: "news", Echo: echo,
+		Search: &monitor.SearchTarget{Queries: []string{"lamp news"}, Window: "1h", MaxResults: 10}}
+	sched, _ := monitor.ParseSchedule("", "hourly", "UTC")
+	mon, err := svc.Create(t.Context(), team.ID, monitor.Input{Name: "s", Schedule: sched, RetentionDays: 1,
+		Config: monitor.Config{Targets: []monitor.Target{target}, Goal: "news about the lamp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := svc.Run(t.Context(), team.ID, mon.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.RunCheck(t.Context(), c.ID); err != nil {
+		t.Fatal(err)
+	}
+	d, _, _ := svc.Check(t.Context(), team.ID, mon.ID, c.ID, "", 0, 10)
+	if len(d.Pages) != 1 {
+		t.Fatalf("%d pages, want 1", len(d.Pages))
+	}
+	var m map[string]any
+	if err := json.Unmarshal(d.Pages[0].Metadata, &m); err != nil || m["query"] != "lamp news" || m["title"] != "Far lamp" ||
+		m["searchStatus"] != "watching" {
+		t.Errorf("metadata %s (%v), want the query, title and status", d.Pages[0].Metadata, err)
+	}
+	if _, ok := m["publishedAt"]; ok {
+		t.Errorf("metadata %s has a publishedAt JSON cannot hold", d.Pages[0].Metadata)
+	}
+}

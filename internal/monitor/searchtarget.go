@@ -113,7 +113,15 @@ func (cr *checkRun) searchTarget(ctx context.Context, t Target) ([]store.Monitor
 					}
 				}
 			}
-			data.Metadata, _ = json.Marshal(meta) // cannot fail: strings and a time.Time
+			md, merr := json.Marshal(meta)
+			if merr != nil {
+				// Only publishedAt can fail: a date the engine gave that lies
+				// past year 9999 in UTC has no JSON form. The rest is kept.
+				r.cfg.Log.WarnContext(ctx, "monitor: search result date", "check_id", c.ID, "url", sr.URL, "err", merr)
+				delete(meta, "publishedAt")
+				md, _ = json.Marshal(meta) // cannot fail: strings only now
+			}
+			data.Metadata = md
 			pages = append(pages, cr.savePage(ctx, page, data, meaningful))
 		}
 	}
