@@ -85,6 +85,8 @@ func ScrapeBody(m Object) (body []byte, extract bool, err error) {
 					out[i] = name
 				}
 			}
+			// Cannot fail: out holds strings, maps of strings and bools, and
+			// raw values taken from the decoded body, so valid JSON.
 			m["formats"], _ = json.Marshal(out)
 		}
 	}
@@ -213,8 +215,13 @@ func jsonFormat(opts json.RawMessage) any {
 // changeTracking is the v2 changeTracking format of v1's
 // changeTrackingOptions (the same keys, one level up).
 func changeTracking(opts json.RawMessage) any {
-	f := map[string]json.RawMessage{}
-	_ = json.Unmarshal(opts, &f)
+	var f map[string]json.RawMessage
+	if err := json.Unmarshal(opts, &f); err != nil || f == nil {
+		// Absent, null or not an object: read leniently, as jsonFormat reads
+		// extract options, that is the bare format. (null decodes to a nil
+		// map, which the assignment below used to panic on.)
+		f = map[string]json.RawMessage{}
+	}
 	f["type"] = json.RawMessage(`"changeTracking"`)
 	return f
 }
@@ -270,7 +277,7 @@ func SearchData(out []byte) []byte {
 	if data.Web == nil {
 		data.Web = []json.RawMessage{}
 	}
-	env["data"], _ = json.Marshal(data.Web)
+	env["data"], _ = json.Marshal(data.Web) // cannot fail: raw values decoded from out
 	b, err := json.Marshal(env)
 	if err != nil {
 		return out
@@ -294,7 +301,7 @@ func MapLinks(out []byte) []byte {
 	for i, l := range links {
 		urls[i] = l.URL
 	}
-	env["links"], _ = json.Marshal(urls)
+	env["links"], _ = json.Marshal(urls) // cannot fail: strings
 	b, err := json.Marshal(env)
 	if err != nil {
 		return out
@@ -320,7 +327,7 @@ func renameDataKey(body []byte, from, to string) []byte {
 	}
 	delete(data, from)
 	data[to] = v
-	env["data"], _ = json.Marshal(data)
+	env["data"], _ = json.Marshal(data) // cannot fail: raw values decoded from body
 	out, err := json.Marshal(env)
 	if err != nil {
 		return body

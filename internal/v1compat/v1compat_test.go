@@ -86,3 +86,26 @@ func TestAnswers(t *testing.T) {
 		t.Errorf("CrawlStarted: %s", got)
 	}
 }
+
+// TestChangeTrackingOptions: v1's changeTrackingOptions become the v2
+// changeTracking format's keys; absent, null or not an object, the format
+// is the bare one (null used to panic on a nil map).
+func TestChangeTrackingOptions(t *testing.T) {
+	for _, tc := range []struct {
+		opts string
+		want map[string]any
+	}{
+		{`,"changeTrackingOptions":{"modes":["json"],"tag":"t"}`, map[string]any{"type": "changeTracking", "modes": []any{"json"}, "tag": "t"}},
+		{``, map[string]any{"type": "changeTracking"}},
+		{`,"changeTrackingOptions":null`, map[string]any{"type": "changeTracking"}},
+		{`,"changeTrackingOptions":["json"]`, map[string]any{"type": "changeTracking"}},
+	} {
+		body, _, err := ScrapeBody(object(t, `{"url":"https://example.com","formats":["changeTracking"]`+tc.opts+`}`))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.opts, err)
+		}
+		if diff := cmp.Diff([]any{tc.want}, decoded(t, body)["formats"]); diff != "" {
+			t.Errorf("%s: formats (-want +got):\n%s", tc.opts, diff)
+		}
+	}
+}
