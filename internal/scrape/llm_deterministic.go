@@ -454,7 +454,12 @@ func deterministicKey(team, pageURL string, f Format) string {
 func (e *Engine) deterministicJSON(ctx context.Context, plan *llmPlan, f Format, schema *llm.Schema, doc *Document) error {
 	var schemaDoc map[string]any
 	if schema != nil {
-		_ = json.Unmarshal(schema.Raw(), &schemaDoc)
+		if err := json.Unmarshal(schema.Raw(), &schemaDoc); err != nil {
+			// The schema compiled, so it is JSON; one that is not an object
+			// (the boolean schemas true and false) guides no field's type,
+			// and the recipe's values are applied as without a schema.
+			schemaDoc = nil
+		}
 	}
 	raw := ""
 	if doc.RawHTML != nil {

@@ -161,6 +161,8 @@ func mergeValue(a, b any) any {
 		seen := make(map[string]bool, len(av)+len(bv))
 		out := make([]any, 0, len(av)+len(bv))
 		for _, x := range append(av, bv...) {
+			// Cannot fail: x was decoded from JSON (maps, slices, strings,
+			// json.Numbers, bools, nil), and such values always encode.
 			k, _ := json.Marshal(x)
 			if !seen[string(k)] {
 				seen[string(k)] = true
