@@ -85,7 +85,7 @@ func (b *Browser) Reload() {
 // input event).
 func (b *Browser) Type(sel, text string) {
 	b.t.Helper()
-	args, _ := json.Marshal([]string{sel, text})
+	args, _ := json.Marshal([]string{sel, text}) // cannot fail: strings
 	b.run("type into "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := chromedp.Evaluate[bool](`((sel, v) => { const n = document.querySelector(sel); n.value = v;
 			n.dispatchEvent(new Event('input', { bubbles: true })); return true; })(...`+string(args)+`)`)(ctx, t)

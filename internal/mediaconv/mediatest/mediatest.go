@@ -199,6 +199,7 @@ func page(p string) (string, bool) {
 		if p == "/page/jsonld-audio" {
 			typ = "AudioObject"
 		}
+		// Cannot fail: maps and a slice of strings.
 		ld, _ := json.Marshal(map[string]any{"@context": "https://schema.org", "@graph": []any{
 			map[string]any{"@type": "WebPage", "name": "A talk"},
 			map[string]any{"@type": typ, "name": "The talk", "contentUrl": src, "duration": "PT2S"},
