@@ -335,6 +335,7 @@ func server(c config, page string) (result, error) {
 	var n atomic.Int64
 	render := func(ctx context.Context, _ int) error {
 		key := keys[int(n.Add(1))%len(keys)]
+		// Cannot fail: strings, numbers, a bool and a string slice.
 		body, _ := json.Marshal(map[string]any{"url": page, "formats": []string{"markdown"}, "waitFor": c.wait.Milliseconds(),
 			"maxAge": 0, "storeInCache": false, "timeout": 30000})
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, api+"/v2/scrape", bytes.NewReader(body))

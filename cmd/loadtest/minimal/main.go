@@ -56,6 +56,7 @@ func main() {
 			fail(w, http.StatusBadGateway, err.Error())
 			return
 		}
+		// Cannot fail: maps of strings and an int.
 		data, _ := json.Marshal(map[string]any{"markdown": md, "metadata": map[string]any{
 			"title": title, "sourceURL": req.URL, "url": req.URL, "statusCode": status}})
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
