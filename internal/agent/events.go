@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -198,8 +199,7 @@ func (r *Runner) Trace(ctx context.Context, teamID, id string) (store.AgentRun, 
 		if len(b) < 2 || b[0] != '{' {
 			continue
 		}
-		seq, _ := json.Marshal(e.Seq)
-		withSeq := append([]byte(`{"producerSequence":`), seq...)
+		withSeq := strconv.AppendInt([]byte(`{"producerSequence":`), int64(e.Seq), 10)
 		if len(b) > 2 {
 			withSeq = append(withSeq, ',')
 		}

@@ -410,6 +410,7 @@ func (s *step) snapshot(callID, change string) {
 			break
 		}
 	}
+	// Cannot fail: an int, strings and a string slice.
 	b, _ := json.Marshal(map[string]any{"step": s.n, "sources": nonNil(s.st.Sources), "notes": notes})
 	s.addSnapshot(string(b), "json", change, callID, len(s.st.Sources))
 }

@@ -131,9 +131,14 @@ func orEmpty(s string) string {
 	return s
 }
 
+// argString is the string argument key, trimmed; "" when the model left
+// it out or gave something else, which each tool refuses as a missing or
+// bad argument.
 func argString(args map[string]json.RawMessage, key string) string {
 	var s string
-	_ = json.Unmarshal(args[key], &s)
+	if err := json.Unmarshal(args[key], &s); err != nil {
+		return ""
+	}
 	return strings.TrimSpace(s)
 }
 
@@ -233,7 +238,7 @@ func (s *step) search(ctx context.Context, args map[string]json.RawMessage) tool
 	}
 	// 2 credits per 10 results, as a search request is charged.
 	s.st.ToolCredits += int64((len(res) + 9) / 10 * 2)
-	b, _ := json.Marshal(hits)
+	b, _ := json.Marshal(hits) // cannot fail: structs of strings
 	return toolOut{content: string(b), summary: map[string]any{"results": len(hits)}}
 }
 
@@ -261,7 +266,7 @@ func (s *step) mapSite(ctx context.Context, args map[string]json.RawMessage) too
 			links = append(links, l.URL)
 		}
 	}
-	b, _ := json.Marshal(links)
+	b, _ := json.Marshal(links) // cannot fail: strings
 	return toolOut{content: string(b), summary: map[string]any{"links": len(links)}}
 }
 
@@ -299,7 +304,7 @@ func (s *step) scrape(ctx context.Context, args map[string]json.RawMessage) tool
 func (s *step) finishTool(ctx context.Context, c llm.ToolCall, args map[string]json.RawMessage) toolOut {
 	data, ok := args["data"]
 	if !ok {
-		b, _ := json.Marshal(args)
+		b, _ := json.Marshal(args) // cannot fail: raw values decoded from the call's arguments
 		data = b
 	}
 	verr := validateData(s.opts.Schema, data)
@@ -379,7 +384,7 @@ func (s *step) delegate(ctx context.Context, args map[string]json.RawMessage) to
 		ids = append(ids, id)
 		s.emit("agent.started", map[string]any{"subagentId": id})
 	}
-	b, _ := json.Marshal(map[string]any{"subagents": ids,
+	b, _ := json.Marshal(map[string]any{"subagents": ids, // cannot fail: strings
 		"note": "They run in parallel. Call await_subagents to get their results."})
 	return toolOut{content: string(b), summary: map[string]any{"subagents": ids}}
 }
@@ -432,6 +437,13 @@ func (s *step) deliverSubagents(ctx context.Context, awaiting bool) (done bool, 
 		if k.Status == store.AgentCompleted {
 			res.Data = k.Data
 			credits += k.CreditsUsed
+			if len(k.Data) > 0 && !json.Valid(k.Data) {
+				// A stored row that is not JSON (the runner stores only
+				// schema-checked data): tell the model, rather than let the
+				// marshal below fail and answer it with nothing.
+				s.r.cfg.Log.ErrorContext(ctx, "agent: subagent data is not JSON", "run_id", s.run.ID, "subagent_id", k.ID)
+				res.Data, res.Error = nil, "The subagent's data could not be read."
+			}
 		}
 		fresh = append(fresh, res)
 	}
@@ -453,6 +465,7 @@ func (s *step) deliverSubagents(ctx context.Context, awaiting bool) (done bool, 
 	if fresh == nil {
 		fresh = []subagentResult{}
 	}
+	// Cannot fail: strings, and data checked to be JSON above.
 	b, _ := json.Marshal(map[string]any{"subagents": fresh})
 	if awaiting {
 		s.st.Messages = append(s.st.Messages, llm.ChatMessage{Role: "tool", ToolCallID: s.st.Awaiting, Content: string(b)})
