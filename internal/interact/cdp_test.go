@@ -347,6 +347,7 @@ func TestCDPConfinesToSession(t *testing.T) {
 		{sid, "Page.navigate", map[string]any{"url": "view-source:file:///etc/passwd"}},
 		{sid, "DOM.setFileInputFiles", map[string]any{"files": []string{"/etc/passwd"}, "nodeId": 1}},
 		{sid, "Input.dispatchDragEvent", map[string]any{"type": "drop", "x": 1, "y": 1, "data": map[string]any{"items": []any{}, "dragOperationsMask": 1, "files": []string{"/etc/passwd"}}}},
+		{sid, "Input.dispatchDragEvent", map[string]any{"type": "drop", "x": 1, "y": 1, "data": map[string]any{"items": []any{}, "dragOperationsMask": 1, "files": "/etc/passwd"}}},
 		{sid, "Page.setDownloadBehavior", map[string]any{"behavior": "allow", "downloadPath": "/tmp"}},
 		{sid, "Network.loadNetworkResource", map[string]any{"url": "file:///etc/passwd", "options": map[string]any{"disableCache": true, "includeCredentials": false}}},
 		{sid, "Page.close", nil},

@@ -365,31 +365,39 @@ func parseParams(raw json.RawMessage) (cdpParams, error) {
 	return ps, nil
 }
 
-// str returns a string field ("" when absent or not a string).
+// str returns a string field: "" when absent, null or not a string. The
+// checks read such a value as absent, which lets nothing through: Chrome's
+// parameters are strictly typed, so it refuses the command itself.
 func (ps cdpParams) str(key string) string {
 	var s string
 	if v, ok := ps[key]; ok {
-		_ = json.Unmarshal(v, &s)
+		if err := json.Unmarshal(v, &s); err != nil {
+			return ""
+		}
 	}
 	return s
 }
 
-// boolean returns a boolean field (false when absent).
+// boolean returns a boolean field: false when absent, null or not a
+// boolean (Chrome refuses the last, as for str).
 func (ps cdpParams) boolean(key string) bool {
 	var b bool
 	if v, ok := ps[key]; ok {
-		_ = json.Unmarshal(v, &b)
+		if err := json.Unmarshal(v, &b); err != nil {
+			return false
+		}
 	}
 	return b
 }
 
 func (ps cdpParams) set(key string, v any) {
-	b, _ := json.Marshal(v) // strings and booleans
+	b, _ := json.Marshal(v) // cannot fail: callers set strings and integers
 	ps[key] = b
 }
 
 func (ps cdpParams) encode() json.RawMessage {
-	b, _ := json.Marshal(map[string]json.RawMessage(ps)) // raw values read from JSON
+	// Cannot fail: raw values decoded from JSON or written by set.
+	b, _ := json.Marshal(map[string]json.RawMessage(ps))
 	return b
 }
 
@@ -482,7 +490,9 @@ func (p *cdpProxy) sessionCommand(ctx context.Context, m cdpMessage, ps cdpParam
 			return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "firegate: invalid parameters: data must be an object"})
 		}
 		var files []string
-		_ = json.Unmarshal(data["files"], &files)
+		if f, ok := data["files"]; ok && json.Unmarshal(f, &files) != nil {
+			return p.answer(ctx, *m.ID, m.SessionID, nil, &cdpError{Code: cdpCodeInvalid, Message: "firegate: invalid parameters: data.files must be an array of strings"})
+		}
 		if len(files) > 0 {
 			return p.refuse(ctx, m, "dragged files would be read from the server's disk")
 		}
@@ -811,7 +821,7 @@ func (p *cdpProxy) filterTargets(res json.RawMessage) json.RawMessage {
 			keep = append(keep, ti)
 		}
 	}
-	out, _ := json.Marshal(map[string]any{"targetInfos": keep})
+	out, _ := json.Marshal(map[string]any{"targetInfos": keep}) // cannot fail: raw values decoded from res
 	return out
 }
 

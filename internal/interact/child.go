@@ -351,7 +351,7 @@ func evaluateBounded(ctx context.Context, page Page, what, script string) (actio
 	if err != nil {
 		return actions.JSReturn{}, err
 	}
-	name, _ := json.Marshal(what)
+	name, _ := json.Marshal(what) // cannot fail: a string
 	r, err := page.Evaluate(ctx, fmt.Sprintf(boundedScript, src, name, MaxPageValue))
 	if err != nil {
 		return actions.JSReturn{}, err

@@ -397,7 +397,7 @@ func (b *binder) click(c goja.FunctionCall) goja.Value {
 // focus focuses the first element matching sel, optionally clearing its
 // value, throwing when there is none.
 func (b *binder) focus(sel string, clear bool) {
-	q, _ := json.Marshal(sel)
+	q, _ := json.Marshal(sel) // cannot fail: a string
 	script := `(() => { const el = document.querySelector(` + string(q) + `);
 if (!el) throw new Error('no element matches selector ' + ` + string(q) + `);
 el.focus();`

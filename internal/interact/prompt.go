@@ -210,7 +210,10 @@ func observe(ctx context.Context, page Page, script string) (observation, string
 	if err != nil {
 		return obs, "", err
 	}
-	b, _ := json.Marshal(v.Value)
+	b, err := json.Marshal(v.Value)
+	if err != nil {
+		return obs, "", err
+	}
 	if err := json.Unmarshal(b, &obs); err != nil {
 		return obs, "", err
 	}
@@ -242,7 +245,7 @@ func promptInput(goal string, steps []Step, obs observation, text string) string
 		b.WriteString("(none)\n")
 	}
 	for i, s := range steps {
-		line, _ := json.Marshal(s)
+		line, _ := json.Marshal(s) // cannot fail: Step holds strings and ints
 		fmt.Fprintf(&b, "%d. %s\n", i+1, line)
 	}
 	fmt.Fprintf(&b, "\nPage:\nURL: %s\nTitle: %s\n\nInteractive elements:\n", obs.URL, obs.Title)
