@@ -199,7 +199,7 @@ func (v *validator) agentWebhook(m jsonObject) *webhook.Spec {
 				if n > 0 {
 					rest.WriteByte(',')
 				}
-				k, _ := json.Marshal(mem.key)
+				k, _ := json.Marshal(mem.key) // cannot fail: a string
 				rest.Write(k)
 				rest.WriteByte(':')
 				rest.Write(mem.raw)

@@ -115,6 +115,8 @@ func (req catalogRequest) hash() []byte {
 	for i, c := range req.calls {
 		calls[i] = call(c)
 	}
+	// Cannot fail: strings, an int and options decoded from the body
+	// (maps, slices, strings, json.Numbers, bools, nil).
 	b, _ := json.Marshal(struct {
 		Calls       []call `json:"calls"`
 		TimeoutMs   int64  `json:"timeoutMs"`

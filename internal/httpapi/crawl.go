@@ -281,7 +281,7 @@ func crawlEcho(req crawlRequest) json.RawMessage {
 	if req.Options.MaxConcurrency > 0 {
 		echo["maxConcurrency"] = req.Options.MaxConcurrency
 	}
-	b, _ := json.Marshal(echo)
+	b, _ := json.Marshal(echo) // cannot fail: strings, string slices, ints, floats of durations and bools
 	return b
 }
 
@@ -636,10 +636,23 @@ func (s *Server) handleActiveCrawls(w http.ResponseWriter, r *http.Request) erro
 	}
 	out := make([]activeCrawl, 0, len(jobs))
 	for _, j := range jobs {
+		// A stored row this server cannot read is logged, and its crawl is
+		// still listed: with the options read so far, or none.
 		var o crawljob.JobOptions
-		_ = json.Unmarshal(j.Options, &o)
-		opts := map[string]json.RawMessage{}
-		_ = json.Unmarshal(o.Request, &opts)
+		if err := json.Unmarshal(j.Options, &o); err != nil {
+			s.log.WarnContext(ctx, "active crawls: read job options", "request_id", requestIDFrom(ctx), "job_id", j.ID, "err", err)
+		}
+		var opts map[string]json.RawMessage
+		if len(o.Request) > 0 {
+			if err := json.Unmarshal(o.Request, &opts); err != nil {
+				s.log.WarnContext(ctx, "active crawls: read crawl options", "request_id", requestIDFrom(ctx), "job_id", j.ID, "err", err)
+			}
+		}
+		if opts == nil {
+			opts = map[string]json.RawMessage{}
+		}
+		// Cannot fail: scrapeOptionsEcho holds strings, ints and bools, and
+		// opts raw values decoded from JSON.
 		so, _ := json.Marshal(scrapeOptionsEcho(o))
 		opts["scrapeOptions"] = so
 		raw, _ := json.Marshal(opts)

@@ -55,7 +55,7 @@ func (s *Server) crawlOptionsFromPrompt(ctx context.Context, url, prompt string)
 	for k, v := range members {
 		gen = append(gen, jsonMember{key: k, raw: v})
 	}
-	urlRaw, _ := json.Marshal(url)
+	urlRaw, _ := json.Marshal(url) // cannot fail: a string
 	var v validator
 	v.crawlRequest(append(jsonObject{{key: "url", raw: urlRaw}}, gen...))
 	if e := v.err(); e != nil {

@@ -321,6 +321,8 @@ func (v *validator) feedback(m jsonObject, search bool) store.Feedback {
 		v.addCustom(nil, codeCustom, msgFeedbackNoSignal)
 	}
 	if len(details) > 0 {
+		// Cannot fail: strings, string lists and maps, ints, and metadata
+		// raw from the body, which json.Valid accepted.
 		f.Details, _ = json.Marshal(details)
 	}
 	return f

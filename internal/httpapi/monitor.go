@@ -217,7 +217,7 @@ func (v *validator) monitorWebhook(m jsonObject) *webhook.Spec {
 					rest[f.key] = f.raw
 				}
 			}
-			raw, _ = json.Marshal(rest)
+			raw, _ = json.Marshal(rest) // cannot fail: raw members of a body json.Valid accepted
 		}
 	}
 	spec, err := webhook.ParseSpec(raw)
@@ -335,6 +335,8 @@ func (v *validator) monitorTargets(m jsonObject) (targets []monitor.Target) {
 			}
 			v.addCustom(zp, codeCustom, msgMonitorZDR)
 		}
+		// Cannot fail: strings, string slices, ints and raw members of the
+		// body, which json.Valid accepted.
 		t.Echo, _ = json.Marshal(echo)
 		targets = append(targets, t)
 	}
@@ -545,7 +547,7 @@ func (v *validator) notification(raw json.RawMessage) (json.RawMessage, bool) {
 		out["email"] = map[string]any{"enabled": enabled, "recipients": recipients,
 			"includeDiffs": v.optBool(ep, e, "includeDiffs", false)}
 	}
-	b, _ := json.Marshal(out)
+	b, _ := json.Marshal(out) // cannot fail: bools and strings
 	return b, enabled
 }
 
