@@ -71,6 +71,9 @@ func TestEvaluateValues(t *testing.T) {
 	code := `
 const show = async (f, ...a) => { try { console.log(JSON.stringify(await page.evaluate(f, ...a))); } catch (e) { console.log('threw', e.message); } };
 await show(() => { return {a: [1, 'two', null, true], b: {c: 1.5}}; });
+await show(() => ({h: 1, g: 2, f: 3, e: 4, d: 5, c: 6, b: 7, a: [{z: 1, y: 2}]}));
+await show((n) => (((n * 3))), 5);
+await show(() => JSON.parse('{"__proto__": {"x": 1}, "k": 2}'));
 await show((x) => x * 2, 21);
 await show('1 + 2');
 await show('let q = 4; q * q');
@@ -94,6 +97,9 @@ console.log(await page.title(), page.url === undefined ? '' : 'url', (await page
 		t.Fatal(err)
 	}
 	want := `{"a":[1,"two",null,true],"b":{"c":1.5}}
+{"a":[{"y":2,"z":1}],"b":7,"c":6,"d":5,"e":4,"f":3,"g":2,"h":1}
+15
+{"__proto__":{"x":1},"k":2}
 42
 3
 16

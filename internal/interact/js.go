@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -490,7 +492,7 @@ func (b *binder) evaluate(c goja.FunctionCall) goja.Value {
 			}
 			arg = string(raw)
 		}
-		script = "(" + fn.String() + ")(" + arg + ")"
+		script = "(" + functionSource(fn.String()) + ")(" + arg + ")"
 	} else {
 		script = b.str(c, 0, "evaluate's argument (a function or an expression)")
 	}
@@ -498,7 +500,57 @@ func (b *binder) evaluate(c goja.FunctionCall) goja.Value {
 	if err != nil {
 		b.throw(err)
 	}
-	return b.vm.ToValue(v.Value)
+	return jsValue(b.vm, v.Value)
+}
+
+// functionSource is the source text of a function as the page must get it.
+// goja's text of an arrow function whose body is in parentheses ends
+// before the body's closing parenthesis ("() => ({a: 1}" for
+// `() => ({a: 1})`, the common way to return an object): that text does
+// not parse, so the parentheses it lacks are put back. Text that parses is
+// kept as it is.
+func functionSource(src string) string {
+	if parses("(" + src + ")") {
+		return src
+	}
+	for fixed, i := src, 0; i < 4; i++ {
+		fixed += ")"
+		if parses("(" + fixed + ")") {
+			return fixed
+		}
+	}
+	return src
+}
+
+// parses reports whether code is a JavaScript program.
+func parses(code string) bool {
+	_, err := goja.Compile("", code, true)
+	return err == nil
+}
+
+// jsValue makes a decoded JSON value a plain JavaScript value, objects with
+// their keys in sorted order (the order JSON from Go has everywhere else:
+// javascriptReturns, the child's messages). vm.ToValue would wrap a Go map,
+// whose keys a script enumerates in Go's random map order: JSON.stringify
+// of the same page value differed from run to run.
+func jsValue(vm *goja.Runtime, v any) goja.Value {
+	switch v := v.(type) {
+	case map[string]any:
+		o := vm.NewObject()
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			// A data property, as JSON.parse makes: "__proto__" is a key.
+			_ = o.DefineDataProperty(k, jsValue(vm, v[k]), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+		}
+		return o
+	case []any:
+		items := make([]any, len(v))
+		for i, e := range v {
+			items[i] = jsValue(vm, e)
+		}
+		return vm.NewArray(items...)
+	default:
+		return vm.ToValue(v)
+	}
 }
 
 func (b *binder) content(goja.FunctionCall) goja.Value {
