@@ -373,3 +373,30 @@ func TestAudioVideoWithYtdlp(t *testing.T) {
 		t.Errorf("without yt-dlp: %d %v", code, got)
 	}
 }
+
+// TestAudioVideoWithYtdlpThroughTheOutboundProxy: with PROXY_URLS, yt-dlp's
+// requests go through the outbound proxy the page came through, as the
+// page's and the media's do: the site answers only requests that came
+// through it.
+func TestAudioVideoWithYtdlpThroughTheOutboundProxy(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("yt-dlp"); err != nil {
+		testenv.Unavailable(t, "yt-dlp not on PATH: %v", err)
+	}
+	site := mediaSite(t)
+	mediatest.OnlyProxied(site.Server)
+	proxy, proxied := mediatest.ForwardProxy(t)
+	base := startServer(t, mediaServerEnv(map[string]string{"PROXY_URLS": proxy.URL}))
+	code, got := scrapeJSON(t, base, `{"url":"`+site.URL+`/page/jwplayer","formats":["audio"],"proxy":"basic","timeout":120000}`)
+	if code != 200 {
+		t.Fatalf("scrape: %d %v", code, got)
+	}
+	data := got["data"].(map[string]any)
+	if link, _ := data["audio"].(string); !strings.HasPrefix(link, base+"/media/") {
+		t.Fatalf("audio %v, warning %v (%d requests through the proxy)", data["audio"], data["warning"], proxied.Load())
+	}
+	// The page, yt-dlp's page and player requests, ffmpeg's media reads.
+	if n := proxied.Load(); n < 3 {
+		t.Errorf("%d requests through the outbound proxy, want the page's, yt-dlp's and the media's", n)
+	}
+}

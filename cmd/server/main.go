@@ -47,6 +47,7 @@ import (
 	"github.com/firegate/firegate/internal/media"
 	"github.com/firegate/firegate/internal/mediaconv"
 	"github.com/firegate/firegate/internal/netguard"
+	"github.com/firegate/firegate/internal/proxypool"
 	"github.com/firegate/firegate/internal/sandbox"
 	"github.com/firegate/firegate/internal/scrape"
 	"github.com/firegate/firegate/internal/search"
@@ -246,7 +247,28 @@ func newMediaExtractor(ctx context.Context, cfg Config, policy *netguard.Policy,
 		return nil, func() {}
 	}
 	log.InfoContext(ctx, "yt-dlp finds the media of pages that name none", "ytdlp_path", cfg.YtdlpPath)
-	return x, func() { _ = proxy.Close() }
+	return &ytdlp{x: x, guard: proxy}, func() { _ = proxy.Close() }
+}
+
+// ytdlp runs yt-dlp behind its guarded proxy: through the proxy's main
+// listener for a page fetched direct, through its route to the page's
+// outbound proxy otherwise (the route checks every target against the
+// network policy, then hands it to that proxy).
+type ytdlp struct {
+	x     *mediaconv.Extractor
+	guard *netguard.Proxy
+}
+
+func (y *ytdlp) Extract(ctx context.Context, pageURL string, audioOnly bool, via *proxypool.Proxy) ([]mediaconv.Media, error) {
+	route := ""
+	if via != nil {
+		addr, err := y.guard.Route("127.0.0.1", via)
+		if err != nil {
+			return nil, fmt.Errorf("yt-dlp: route to %s: %w", via, err)
+		}
+		route = "http://" + addr
+	}
+	return y.x.Extract(ctx, pageURL, audioOnly, route)
 }
 
 // mediaSecretFile is the file of a generated MEDIA_URL_SECRET.

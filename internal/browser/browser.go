@@ -130,8 +130,6 @@ type Pool struct {
 	// refused remembers the hosts the proxy recently refused, to name a
 	// failed navigation.
 	refused refusals
-	// routes are the guarded proxy's routes to outbound proxies.
-	routes routes
 	// direct makes a local Chrome connect by itself, without the proxy:
 	// only benchmarks set it, to measure what the proxy costs.
 	direct bool
@@ -337,7 +335,6 @@ func (p *Pool) Close() error {
 			err = fmt.Errorf("browser: close proxy: %w", perr)
 		}
 		p.proxy = nil
-		p.forgetRoutes()
 	}
 	return err
 }

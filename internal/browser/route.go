@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"sync"
 
 	"github.com/firegate/firegate/internal/proxypool"
 )
@@ -21,15 +20,9 @@ import (
 // WebSockets, everything of the context goes through it, and the outbound
 // proxy's credentials stay in the server (Chrome never sees them).
 
-// routes maps the outbound proxies used so far to their route's URL as
-// Chrome reaches it. A pool is a fixed list: it stays small.
-type routes struct {
-	mu sync.Mutex
-	m  map[*proxypool.Proxy]string
-}
-
-// route returns the URL of px's route, opening it on first use; "" for
-// px nil (the guarded proxy's main listener).
+// route returns the URL of px's route as Chrome reaches it, opening the
+// route on first use (the guarded proxy keeps one per outbound proxy);
+// "" for px nil (the guarded proxy's main listener).
 func (p *Pool) route(px *proxypool.Proxy) (string, error) {
 	if px == nil {
 		return "", nil
@@ -40,18 +33,13 @@ func (p *Pool) route(px *proxypool.Proxy) (string, error) {
 	if guard == nil {
 		return "", fmt.Errorf("browser: an outbound proxy needs the guarded proxy (a remote Chrome needs BROWSER_PROXY_URL): %w", ErrUnavailable)
 	}
-	p.routes.mu.Lock()
-	defer p.routes.mu.Unlock()
-	if u, ok := p.routes.m[px]; ok {
-		return u, nil
-	}
 	host := "127.0.0.1"
 	if p.opts.ProxyListen != "" {
 		if h, _, err := net.SplitHostPort(p.opts.ProxyListen); err == nil {
 			host = h
 		}
 	}
-	addr, err := guard.AddRoute(net.JoinHostPort(host, "0"), px)
+	addr, err := guard.Route(host, px)
 	if err != nil {
 		return "", fmt.Errorf("browser: route to %s: %w: %w", px, ErrUnavailable, err)
 	}
@@ -67,18 +55,5 @@ func (p *Pool) route(px *proxypool.Proxy) (string, error) {
 			reach = u.Hostname()
 		}
 	}
-	u := "http://" + net.JoinHostPort(reach, port)
-	if p.routes.m == nil {
-		p.routes.m = map[*proxypool.Proxy]string{}
-	}
-	p.routes.m[px] = u
-	p.log.Info("browser route to an outbound proxy", "proxy", px, "listen", addr)
-	return u, nil
-}
-
-// forgetRoutes drops the routes when the guarded proxy closes.
-func (p *Pool) forgetRoutes() {
-	p.routes.mu.Lock()
-	defer p.routes.mu.Unlock()
-	clear(p.routes.m)
+	return "http://" + net.JoinHostPort(reach, port), nil
 }

@@ -3,6 +3,7 @@ package mediaconv
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,8 +77,12 @@ var mediaHeaders = []string{"User-Agent", "Referer", "Origin", "Cookie"} //nolin
 
 // Extract returns the media of the page at pageURL: a file with sound only
 // when audioOnly (else with video and sound where the platform has one),
-// as yt-dlp chooses it. ErrNotMedia when yt-dlp finds none.
-func (x *Extractor) Extract(ctx context.Context, pageURL string, audioOnly bool) ([]Media, error) {
+// as yt-dlp chooses it. ErrNotMedia when yt-dlp finds none. via, when set,
+// is the http://host:port of the guarded proxy's route yt-dlp goes through
+// this time (the route to the outbound proxy the page came through); ""
+// is ExtractorOptions.Proxy.
+func (x *Extractor) Extract(ctx context.Context, pageURL string, audioOnly bool, via string) ([]Media, error) {
+	proxy := cmp.Or(via, x.proxy)
 	ctx, cancel := context.WithTimeout(ctx, maxExtractSeconds*time.Second)
 	defer cancel()
 	home, err := os.MkdirTemp("", "ytdlp-*")
@@ -89,10 +94,10 @@ func (x *Extractor) Extract(ctx context.Context, pageURL string, audioOnly bool)
 	if audioOnly {
 		format = "bestaudio/best"
 	}
-	env := []string{"HOME=" + home, "http_proxy=" + x.proxy, "https_proxy=" + x.proxy, "no_proxy="}
+	env := []string{"HOME=" + home, "http_proxy=" + proxy, "https_proxy=" + proxy, "no_proxy="}
 	lim := limits{memoryBytes: x.mem, cpuSeconds: maxExtractSeconds, fileBytes: 1 << 20}
 	out, err := run(ctx, lim, env, x.path, "--ignore-config", "--no-cache-dir", "--no-playlist", "--no-warnings",
-		"--proxy", x.proxy, "--socket-timeout", "30", "-f", format,
+		"--proxy", proxy, "--socket-timeout", "30", "-f", format,
 		"--print", "%(url)s", "--print", "%(http_headers)j", "--", pageURL)
 	if err != nil {
 		var le *LimitError

@@ -2,12 +2,8 @@ package mediaconv
 
 import (
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,52 +20,32 @@ func TestExtractThroughTheProxy(t *testing.T) {
 		testenv.Unavailable(t, "yt-dlp not on PATH: %v", err)
 	}
 	srv := mediatest.Serve(t, mediaDir(t))
-	inner := srv.Config.Handler
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Test-Proxied") != "1" {
-			http.Error(w, "not through the proxy", http.StatusForbidden)
-			return
-		}
-		inner.ServeHTTP(w, r)
-	})
-	var proxied atomic.Int64
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !r.URL.IsAbs() {
-			http.Error(w, "not a proxy request", http.StatusBadRequest)
-			return
-		}
-		proxied.Add(1)
-		out, _ := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), nil)
-		out.Header = r.Header.Clone()
-		out.Header.Set("X-Test-Proxied", "1")
-		resp, err := http.DefaultTransport.RoundTrip(out)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, resp.Body)
-	}))
-	t.Cleanup(proxy.Close)
+	mediatest.OnlyProxied(srv.Server)
+	proxy, proxied := mediatest.ForwardProxy(t)
+	other, otherProxied := mediatest.ForwardProxy(t)
 	x, err := NewExtractor(ExtractorOptions{Proxy: proxy.URL}, testenv.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	urls, err := x.Extract(t.Context(), srv.URL+"/page/jwplayer", false)
+	urls, err := x.Extract(t.Context(), srv.URL+"/page/jwplayer", false, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(urls) != 1 || urls[0].URL != srv.URL+"/media/"+mediatest.MP4 || urls[0].Headers["User-Agent"] == "" {
 		t.Errorf("media %+v", urls)
 	}
-	if proxied.Load() == 0 {
-		t.Error("yt-dlp made no request through the proxy")
+	if proxied.Load() == 0 || otherProxied.Load() != 0 {
+		t.Errorf("yt-dlp made %d requests through its proxy, %d through another, want some and none", proxied.Load(), otherProxied.Load())
 	}
-	if _, err := x.Extract(t.Context(), srv.URL+"/page/none", false); !errors.Is(err, ErrNotMedia) {
+	// Through the route of this page's outbound proxy: that proxy only.
+	before := proxied.Load()
+	if urls, err := x.Extract(t.Context(), srv.URL+"/page/jwplayer", false, other.URL); err != nil || len(urls) != 1 {
+		t.Fatalf("through another proxy: %+v, %v", urls, err)
+	}
+	if otherProxied.Load() == 0 || proxied.Load() != before {
+		t.Errorf("with via: %d requests through it, %d more through the default proxy, want some and none", otherProxied.Load(), proxied.Load()-before)
+	}
+	if _, err := x.Extract(t.Context(), srv.URL+"/page/none", false, ""); !errors.Is(err, ErrNotMedia) {
 		t.Errorf("a page without media: %v, want ErrNotMedia", err)
 	}
 	if _, err := NewExtractor(ExtractorOptions{YtdlpPath: filepath.Join(t.TempDir(), "yt-dlp"), Proxy: proxy.URL}, nil); !errors.Is(err, ErrNotInstalled) {

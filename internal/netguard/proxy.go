@@ -53,6 +53,10 @@ type Proxy struct {
 	ln     net.Listener
 	srv    *http.Server
 	routes []*route // AddRoute's, each with a server of its own
+
+	// routeMu serialises Route, so that an upstream gets one route.
+	routeMu sync.Mutex
+	byUp    map[Upstream]string // Route's routes: upstream -> listener address
 }
 
 // route is one way out of the proxy: how tunnels dial and how plain-HTTP
@@ -224,6 +228,29 @@ func (p *Proxy) AddRoute(listen string, up Upstream) (string, error) {
 	return ln.Addr().String(), nil
 }
 
+// Route is AddRoute opened once per upstream: the address of up's route,
+// listening on host (a free port), the one opened by an earlier call for
+// the same up when there was one. Upstreams are compared as interface
+// values (the same *proxypool.Proxy is the same upstream); a pool is a
+// fixed list, so the routes stay few. Close drops them.
+func (p *Proxy) Route(host string, up Upstream) (string, error) {
+	p.routeMu.Lock()
+	defer p.routeMu.Unlock()
+	if addr, ok := p.byUp[up]; ok {
+		return addr, nil
+	}
+	addr, err := p.AddRoute(net.JoinHostPort(host, "0"), up)
+	if err != nil {
+		return "", err
+	}
+	if p.byUp == nil {
+		p.byUp = map[Upstream]string{}
+	}
+	p.byUp[up] = addr
+	p.log.Info("netguard: route to an outbound proxy", "upstream", up, "listen", addr)
+	return addr, nil
+}
+
 // Start listens on addr ("127.0.0.1:0" for a free loopback port) and serves
 // until Close. It returns the proxy's address.
 func (p *Proxy) Start(addr string) (string, error) {
@@ -246,6 +273,9 @@ func (p *Proxy) Start(addr string) (string, error) {
 
 // Close stops the listener and closes every open connection and tunnel.
 func (p *Proxy) Close() error {
+	p.routeMu.Lock()
+	clear(p.byUp)
+	p.routeMu.Unlock()
 	p.mu.Lock()
 	srv := p.srv
 	for c := range p.conns {

@@ -16,6 +16,7 @@ import (
 	"github.com/firegate/firegate/internal/logsafe"
 	"github.com/firegate/firegate/internal/mediaconv"
 	"github.com/firegate/firegate/internal/pagemeta"
+	"github.com/firegate/firegate/internal/proxypool"
 )
 
 // The audio and video formats.
@@ -41,7 +42,9 @@ type MediaConverter interface {
 // MediaExtractor finds the media URLs of a video platform's page, whose
 // HTML does not name them; *mediaconv.Extractor (yt-dlp) implements it.
 type MediaExtractor interface {
-	Extract(ctx context.Context, pageURL string, audioOnly bool) ([]mediaconv.Media, error)
+	// via is the outbound proxy the page came through (nil: direct):
+	// yt-dlp's requests go through it too.
+	Extract(ctx context.Context, pageURL string, audioOnly bool, via *proxypool.Proxy) ([]mediaconv.Media, error)
 }
 
 // MediaFiles keeps converted files of a team; *media.Store and
@@ -164,7 +167,7 @@ func (e *Engine) attachMedia(ctx context.Context, o *Options, doc *Document, rt 
 		}
 	}
 	if len(cands) == 0 && e.extractor != nil && rt.resp != nil && rt.resp.URL != "" {
-		found, err := e.extractor.Extract(ctx, rt.resp.URL, wantAudio && !wantVideo)
+		found, err := e.extractor.Extract(ctx, rt.resp.URL, wantAudio && !wantVideo, rt.Proxy)
 		if err != nil {
 			e.log.DebugContext(ctx, "media: yt-dlp found nothing", "url", logsafe.URL(rt.resp.URL), "err", err)
 		}
