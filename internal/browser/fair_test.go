@@ -80,3 +80,34 @@ func TestRenderHoldBound(t *testing.T) {
 		t.Errorf("%d tabs held after the render", p.Stats().InUse)
 	}
 }
+
+// lateCtx is a context whose deadline has passed before its Done closes,
+// as a render's context is between its own timer and an inner one's.
+type lateCtx struct {
+	context.Context
+	dl time.Time
+}
+
+func (c lateCtx) Deadline() (time.Time, bool) { return c.dl, true }
+
+// A render's step that ended on its own timer a moment before the hold's
+// still names BROWSER_MAX_TAB_HOLD (TestRenderHoldBound failed so on CI).
+func TestHoldErrorWaitsForTheHoldsCause(t *testing.T) {
+	t.Parallel()
+	p := &Pool{opts: Options{MaxHold: time.Second}}
+	inner, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ctx := lateCtx{Context: inner, dl: time.Now().Add(-time.Millisecond)}
+	time.AfterFunc(20*time.Millisecond, func() { cancel(errHeld) }) // the hold's timer, a moment late
+	err := p.holdError(ctx, ctxError("waitFor", context.DeadlineExceeded))
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "BROWSER_MAX_TAB_HOLD") {
+		t.Errorf("err %v, want a timeout naming BROWSER_MAX_TAB_HOLD", err)
+	}
+	// Another cause (the request's own deadline) is left as it is.
+	other, cancelOther := context.WithCancelCause(context.Background())
+	cancelOther(context.DeadlineExceeded)
+	want := ctxError("waitFor", context.DeadlineExceeded)
+	if err := p.holdError(lateCtx{Context: other, dl: time.Now()}, want); err != want {
+		t.Errorf("err %v, want %v", err, want)
+	}
+}
