@@ -110,35 +110,43 @@ const maxFurnitureLine = 400
 // lines around an article that are not its text; furniture the whole line:
 // an affiliate disclosure ("This post may contain affiliate links...", "As
 // an Amazon Associate we earn..."), a newsletter's sign-off ("Thanks for
-// reading X! This post is public..."). linkedLabel matches the label of a
-// line whose rest is links: tags and categories ("Tags: <a>x</a>, <a>y</a>",
-// "Filed under:"). A pointer to another article ("Read more: <a>...</a>")
-// is not one: the text of many articles keeps those.
+// reading X! This post is public..."). tagsStart and linkedLabel match the
+// label of a line whose rest is links: tags and categories ("Tags:
+// <a>x</a>, <a>y</a>", "Filed under:"). A pointer to another article ("Read
+// more: <a>...</a>") is not one: the text of many articles keeps those.
 var (
-	furnitureStart = mustTextPattern(`^(?:\W*(?:affiliate )?disclosure|this|our|we|as an amazon|thanks for reading|tags?\b|tagged|filed under|posted in|categories)`)
+	furnitureStart = mustTextPattern(`^(?:\W*(?:affiliate )?disclosure|this|our|we|as an amazon|thanks for reading)`)
 	furniture      = mustTextPattern(`^(?:(?:\W*(?:affiliate )?disclosure:?\s*)?(?:this (?:post|article|page|site|website|content|guide|review|story)|our (?:site|content|reviews?)|we) (?:may )?(?:contains?|includes?|uses?|earns?|receives?|may earn)\b.{0,60}\baffiliate|as an amazon associate\b|thanks for reading\b)`)
+	tagsStart      = mustTextPattern(`^(?:tags?\b|tagged|filed under|posted in|categories)`)
 	linkedLabel    = mustTextPattern(`^(?:tags?|tagged(?: with| as)?|filed under|posted in|categories)\s?:`)
 )
 
 // furnitureLine returns the leaf block that t (the lower-case text of the
-// text node n) opens when the block is one of an article's furniture lines,
-// or nil.
+// text node n) opens when the block is an affiliate disclosure or a
+// newsletter's sign-off, or nil.
 func furnitureLine(n *html.Node, t string, root, anchor *html.Node) *html.Node {
 	if !furnitureStart.MatchString(t) {
 		return nil
 	}
 	b := leafLine(n, root, anchor, maxFurnitureLine)
-	if b == nil {
+	if b == nil || !furniture.MatchString(lineText(b)) {
 		return nil
 	}
-	l := lineText(b)
-	if furniture.MatchString(l) {
-		return b
+	return b
+}
+
+// tagsLine returns the leaf block that t (the lower-case text of the text
+// node n) opens when the block is a label followed mostly by links (an
+// article's tags or categories), or nil.
+func tagsLine(n *html.Node, t string, root, anchor *html.Node) *html.Node {
+	if !tagsStart.MatchString(t) {
+		return nil
 	}
-	if linkedLabel.MatchString(l) && 2*linkTextLen(b) >= textLen(b) {
-		return b
+	b := leafLine(n, root, anchor, maxFurnitureLine)
+	if b == nil || !linkedLabel.MatchString(lineText(b)) || 2*linkTextLen(b) < textLen(b) {
+		return nil
 	}
-	return nil
+	return b
 }
 
 // linkTextLen is the non-space text under n's links.

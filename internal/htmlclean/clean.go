@@ -42,12 +42,16 @@ type Options struct {
 	// them and says so in its Report. Nil leaves the rules' result as it
 	// is.
 	Reparse func() (*html.Node, error)
+	// Without names main-content rules (Rules) to switch off, to measure
+	// what each one earns; the server leaves it empty. A name that is not
+	// a rule's is an error.
+	Without []string
 }
 
 // Clean cleans doc in place and returns the node to render and convert: the
 // <body> element when there is one, otherwise doc itself. The error is
-// non-nil only when a selector in IncludeTags or ExcludeTags is invalid; doc
-// is left untouched in that case.
+// non-nil only when a selector in IncludeTags or ExcludeTags is invalid or
+// a name in Without is not a rule's; doc is left untouched in that case.
 func Clean(doc *html.Node, opts Options) (*html.Node, error) {
 	n, _, err := CleanReport(doc, opts)
 	return n, err
@@ -69,6 +73,10 @@ func CleanReport(doc *html.Node, opts Options) (*html.Node, Report, error) {
 	if err != nil {
 		return nil, rep, fmt.Errorf("htmlclean: includeTags: %w", err)
 	}
+	off, err := ruleSetOf(opts.Without)
+	if err != nil {
+		return nil, rep, fmt.Errorf("htmlclean: without: %w", err)
+	}
 	root := findBody(doc)
 	var pk pageKind
 	if opts.OnlyMainContent {
@@ -86,6 +94,7 @@ func CleanReport(doc *html.Node, opts Options) (*html.Node, Report, error) {
 		return root, rep, nil
 	}
 	pg := newPage(pk)
+	pg.off = off
 	visible := 0
 	if opts.Reparse != nil {
 		visible = visibleLen(root)

@@ -359,7 +359,7 @@ func mainContent(root *html.Node, pg *page) {
 	if pk == kindProduct && isAncestor(root, anchor) {
 		removeProductCards(root, anchor, grid)
 	}
-	removeNotices(root, anchor, pk)
+	removeNotices(root, anchor, pg)
 	removeBoilerplateSections(root, anchor, pk)
 	removeAuthorBios(root, pg)
 	removeDuplicateBlocks(root, anchor, grid, pg)

@@ -20,6 +20,10 @@ type page struct {
 	// counted the first time a rule asks: every walk of the page counts
 	// the same texts, and a text node's data does not change.
 	texts map[*html.Node]textCount
+	// off are the rules Options.Without switches off.
+	off ruleSet
+	// notices is removeNotices' walk.
+	notices noticeWalk
 }
 
 func newPage(pk pageKind) *page {
