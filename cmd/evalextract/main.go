@@ -11,7 +11,7 @@
 // A fifth of WCXB's domains (by hash) is held out: develop on the "dev"
 // rows, report both. Usage:
 //
-//	go run ./cmd/evalextract [-corpus DIR] [-second DIR] [-refs=false] [-worst 20] [-worst-heldout] [-dump DIR] [-scores FILE] [-type T] [-structure=false] [-bounds]
+//	go run ./cmd/evalextract [-corpus DIR] [-second DIR] [-refs=false] [-worst 20] [-worst-heldout] [-dump DIR] [-scores FILE] [-type T] [-structure=false] [-bounds] [-without RULE[,RULE]] [-each-rule] [-rules]
 //
 // The corpora are found under shared/corpus in a parent directory of the
 // working directory unless given; -second "" leaves the second out.
@@ -32,6 +32,12 @@
 // F1 of the best choice of blocks from each page's whole markdown (an
 // oracle that knows the reference), how much of each reference the page
 // holds at all, and the pages whose reference is empty or mostly absent.
+//
+// With -without RULE[,RULE] it also scores both corpora with those
+// main-content rules of htmlclean switched off, next to the scores with all
+// rules on; -each-rule does so for each rule in turn and prints one row per
+// rule (what it contributes to word F1 on each corpus); -rules lists the
+// rules and exits.
 package main
 
 import (
@@ -52,6 +58,8 @@ type config struct {
 	dump, only, scores string
 	structure, bounds  bool
 	refs, refreshRefs  bool
+	without            []string
+	eachRule           bool
 }
 
 func main() {
@@ -67,7 +75,19 @@ func main() {
 	flag.StringVar(&c.scores, "scores", "", "write one line per page (id, type, half, F1, P, R, with found, without present) to FILE, to compare two runs page by page; the second corpus's pages have the half \"second\"")
 	flag.BoolVar(&c.refs, "refs", true, "score go-trafilatura and go-readability beside the server (their texts are cached)")
 	flag.BoolVar(&c.refreshRefs, "refresh-refs", false, "compute the reference libraries' texts again instead of using the cache")
+	without := flag.String("without", "", "also score both corpora with these htmlclean rules (comma-separated; -rules lists them) switched off")
+	flag.BoolVar(&c.eachRule, "each-rule", false, "also score both corpora with each htmlclean rule switched off in turn, one row per rule")
+	rules := flag.Bool("rules", false, "list the htmlclean rules -without can switch off, and exit")
 	flag.Parse()
+	if *rules {
+		writeRules(os.Stdout)
+		return
+	}
+	var err error
+	if c.without, err = ruleNames(*without); err != nil {
+		fmt.Fprintln(os.Stderr, "evalextract:", err)
+		os.Exit(2)
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "evalextract:", err)
 		os.Exit(1)
@@ -174,6 +194,21 @@ func run(c config) error {
 	if c.worst > 0 && second != nil {
 		fmt.Fprint(w, "\nreadability-pages:")
 		extracteval.WriteWorst(w, second.rs, min(c.worst, 10), extracteval.All)
+	}
+	if len(c.without) > 0 || c.eachRule {
+		corpora := []corpus{first}
+		if second != nil {
+			corpora = append(corpora, *second)
+		}
+		if err := checkPipeline(ctx, w, corpora); err != nil {
+			return err
+		}
+	}
+	if len(c.without) > 0 {
+		writeWithout(w, ablations(first, second), offResults(ctx, first, second, c.without), c.without)
+	}
+	if c.eachRule {
+		writeEachRule(ctx, w, first, second)
 	}
 	return sideBySide(ctx, c, first, second)
 }
