@@ -126,19 +126,25 @@ func gridCards(grid *html.Node, pg *page) map[*html.Node]bool {
 			continue
 		}
 		cards[c] = true
+		// t is the text of n: the wrapper chosen at one depth is
+		// measured once, as its parent's child.
+		t := pg.textLen(c)
 		for n, depth := c, 0; n != nil && depth < maxCardDepth; depth++ {
-			t := pg.textLen(n)
 			var inner *html.Node
+			innerText := 0
 			for k := n.FirstChild; k != nil && t > 0; k = k.NextSibling {
-				if k.Type == html.ElementNode && pg.textLen(k)*5 >= t*4 {
-					inner = k
+				if k.Type != html.ElementNode {
+					continue
+				}
+				if kt := pg.textLen(k); kt*5 >= t*4 {
+					inner, innerText = k, kt
 					break
 				}
 			}
 			if inner != nil {
 				cards[inner] = true
 			}
-			n = inner
+			n, t = inner, innerText
 		}
 	}
 	return cards

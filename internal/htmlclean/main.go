@@ -95,22 +95,44 @@ func skipSubtree(a atom.Atom) bool {
 // reads many bytes at a time.
 func nonSpace(s string) (n, commas int) {
 	if len(s) >= 32 {
-		spaces := strings.Count(s, " ") + strings.Count(s, "\n") + strings.Count(s, "\t") +
-			strings.Count(s, "\r") + strings.Count(s, "\f")
-		return len(s) - spaces, strings.Count(s, ",")
+		return nonSpaceLong(s)
 	}
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ' ', '\n', '\t', '\r', '\f':
-		case ',':
-			n++
-			commas++
-		default:
-			n++
-		}
-	}
-	return n, commas
+	return nonSpaceShort(s)
 }
+
+// nonSpaceShort is nonSpace of a text shorter than 256 bytes, counted a
+// byte at a time from byteCount: the low byte of the sum is n, the rest
+// the commas. nonSpace gives it texts under 32 bytes, as does page.text,
+// where it is inlined (most texts there are short).
+func nonSpaceShort(s string) (n, commas int) {
+	sum := 0
+	for i := 0; i < len(s); i++ {
+		sum += int(byteCount[s[i]])
+	}
+	return sum & 0xff, sum >> 8
+}
+
+// nonSpaceLong is nonSpace of a text of 32 bytes or more.
+func nonSpaceLong(s string) (n, commas int) {
+	spaces := strings.Count(s, " ") + strings.Count(s, "\n") + strings.Count(s, "\t") +
+		strings.Count(s, "\r") + strings.Count(s, "\f")
+	return len(s) - spaces, strings.Count(s, ",")
+}
+
+// byteCount is what nonSpace adds up for each byte of a short text: 1 for
+// a byte that is not white space, 0x101 for a comma (one byte, one
+// comma), 0 for white space. One table read and one addition cost fewer
+// instructions than the comparisons of a switch.
+var byteCount = func() (t [256]uint16) {
+	for i := range t {
+		t[i] = 1
+	}
+	for _, c := range []byte{' ', '\n', '\t', '\r', '\f'} {
+		t[c] = 0
+	}
+	t[','] = 0x101
+	return t
+}()
 
 // walker runs an iterative post-order walk with a frame per open element.
 type walker struct {
@@ -351,7 +373,8 @@ func mainContent(root *html.Node, pg *page) {
 		narrow(root, main)
 	}
 	if anchor != nil && (grid == nil || isAncestor(anchor, grid)) && isAncestor(root, anchor) {
-		a, r := pg.textLen(anchor), pg.textLen(root)
+		a := pg.textLen(anchor)
+		r := a + pg.textLenBut(root, anchor)
 		if r > 0 && a < r && float64(a) >= anchorShare*float64(r) {
 			narrowAround(root, anchor, pg)
 		}
@@ -369,11 +392,7 @@ func mainContent(root *html.Node, pg *page) {
 // the anchor (a shop's <main> holding its filters, banner and products) is
 // weighed against the rest of the anchor, not against itself.
 func anchorRest(pg *page, anchor, grid *html.Node) int {
-	a := pg.textLen(anchor)
-	if isAncestor(anchor, grid) {
-		return a - pg.textLen(grid)
-	}
-	return a
+	return pg.textLenBut(anchor, grid)
 }
 
 func nearEmpty(remaining, total int) bool {

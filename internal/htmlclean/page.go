@@ -40,7 +40,7 @@ type textCount struct{ n, commas int32 }
 // white space between tags) cost less to count than to look up.
 func (pg *page) text(n *html.Node) (int, int) {
 	if len(n.Data) < minCachedText {
-		return nonSpace(n.Data)
+		return nonSpaceShort(n.Data)
 	}
 	c, ok := pg.texts[n]
 	if !ok {
@@ -59,6 +59,25 @@ func (pg *page) textLen(n *html.Node) int {
 			k, _ := pg.text(c)
 			t += k
 		}
+	}
+	return t
+}
+
+// textLenBut is textLen(n) less the text under out: the text of n outside
+// out when out is n or under it, all of n's text otherwise. One walk that
+// steps over out costs less than measuring n and out apart.
+func (pg *page) textLenBut(n, out *html.Node) int {
+	t := 0
+	for c := n; c != nil; {
+		if c == out {
+			c = next(c, n, true)
+			continue
+		}
+		if c.Type == html.TextNode {
+			k, _ := pg.text(c)
+			t += k
+		}
+		c = next(c, n, false)
 	}
 	return t
 }

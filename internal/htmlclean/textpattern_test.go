@@ -166,8 +166,24 @@ func TestTextPatternOddExpressions(t *testing.T) {
 }
 
 func TestNonSpace(t *testing.T) {
-	for _, s := range []string{"", " ", "a,b", " \n\t\r\f,", strings.Repeat("the harbour, lights\n\t\r\f ", 9),
-		strings.Repeat("x", 31), strings.Repeat(", ", 16), strings.Repeat("é\u00a0,\v", 20)} {
+	texts := []string{"", " ", "a,b", " \n\t\r\f,", strings.Repeat("the harbour, lights\n\t\r\f ", 9),
+		strings.Repeat("x", 31), strings.Repeat(", ", 16), strings.Repeat("é\u00a0,\v", 20)}
+	// Every byte, alone and in a short and a long text of it.
+	for b := 0; b < 256; b++ {
+		c := string([]byte{byte(b)})
+		texts = append(texts, c, strings.Repeat(c, 31), "a "+strings.Repeat(c, 40))
+	}
+	// The longest texts nonSpaceShort counts: its sum's low byte full.
+	texts = append(texts, strings.Repeat(",", 255), strings.Repeat("x", 255), strings.Repeat(" ", 255))
+	// Texts of every length around the short and long counts' boundary.
+	for l := 0; l <= 70; l++ {
+		var b []byte
+		for i := 0; i < l; i++ {
+			b = append(b, " \n,\t\r\fa\x00\xff\v"[(i*7+l)%10])
+		}
+		texts = append(texts, string(b))
+	}
+	for _, s := range texts {
 		wantN, wantC := 0, 0
 		for i := 0; i < len(s); i++ {
 			switch s[i] {
@@ -181,6 +197,9 @@ func TestNonSpace(t *testing.T) {
 		}
 		if n, c := nonSpace(s); n != wantN || c != wantC {
 			t.Errorf("nonSpace(%q) = %d, %d, want %d, %d", s, n, c, wantN, wantC)
+		}
+		if n, c := nonSpaceShort(s); len(s) < 256 && (n != wantN || c != wantC) {
+			t.Errorf("nonSpaceShort(%q) = %d, %d, want %d, %d", s, n, c, wantN, wantC)
 		}
 	}
 }
