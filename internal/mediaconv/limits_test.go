@@ -23,10 +23,6 @@ func playlistServer(t *testing.T, playlist func(base string) string) *httptest.S
 	files := http.StripPrefix("/media/", http.FileServer(http.Dir(mediaDir(t))))
 	var srv *httptest.Server
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(viaHeader) != "1" {
-			http.Error(w, "not through the opener", http.StatusForbidden)
-			return
-		}
 		if r.URL.Path == "/list.m3u8" {
 			w.Header().Set("Content-Type", "application/vnd.apple.mpegurl")
 			_, _ = w.Write([]byte(playlist(srv.URL)))
@@ -34,6 +30,7 @@ func playlistServer(t *testing.T, playlist func(base string) string) *httptest.S
 		}
 		files.ServeHTTP(w, r)
 	}))
+	mediatest.RequireHeader(srv, viaHeader)
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -58,14 +58,7 @@ const viaHeader = "X-Test-Opener"
 func origin(t *testing.T) *mediatest.Server {
 	t.Helper()
 	s := mediatest.Serve(t, mediaDir(t))
-	inner := s.Config.Handler
-	s.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(viaHeader) != "1" {
-			http.Error(w, "not through the opener", http.StatusForbidden)
-			return
-		}
-		inner.ServeHTTP(w, r)
-	})
+	mediatest.RequireHeader(s.Server, viaHeader)
 	return s
 }
 

@@ -76,17 +76,7 @@ func TestJudge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func() monitor.CheckDetail {
-		c, err := svc.Run(t.Context(), team.ID, mon.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := runner.RunCheck(t.Context(), c.ID); err != nil {
-			t.Fatal(err)
-		}
-		d, _, _ := svc.Check(t.Context(), team.ID, mon.ID, c.ID, "", 0, 10)
-		return d
-	}
+	run := func() monitor.CheckDetail { return checkNow(t, svc, runner, team.ID, mon.ID) }
 	first := run()
 	if n := len(model.Requests()); n != 2 {
 		t.Errorf("%d judgments of two new pages, want 2", n)

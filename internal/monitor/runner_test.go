@@ -48,6 +48,23 @@ type site struct {
 	srv   *httptest.Server
 }
 
+// checkNow runs a check of the team's monitor now and returns its detail.
+func checkNow(t *testing.T, svc *monitor.Service, runner *monitor.Runner, teamID, monID string) monitor.CheckDetail {
+	t.Helper()
+	c, err := svc.Run(t.Context(), teamID, monID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runner.RunCheck(t.Context(), c.ID); err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := svc.Check(t.Context(), teamID, monID, c.ID, "", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func newSite(t *testing.T) *site {
 	s := &site{pages: map[string]string{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -404,14 +421,7 @@ func TestCredits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := svc.Run(t.Context(), team.ID, mon.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runner.RunCheck(t.Context(), c.ID); err != nil {
-		t.Fatal(err)
-	}
-	d, _, _ := svc.Check(t.Context(), team.ID, mon.ID, c.ID, "", 0, 10)
+	d := checkNow(t, svc, runner, team.ID, mon.ID)
 	if d.ReservedCredits == nil || *d.ReservedCredits != 3 || d.ActualCredits == nil || *d.ActualCredits != 2 || d.BillingStatus != "confirmed" {
 		t.Errorf("check credits: reserved %v actual %v billing %s", d.ReservedCredits, d.ActualCredits, d.BillingStatus)
 	}
@@ -420,7 +430,7 @@ func TestCredits(t *testing.T) {
 		t.Errorf("remaining credits %d, want 8", bal.Remaining)
 	}
 	// Running the same check's job again charges nothing more.
-	if err := runner.RunCheck(t.Context(), c.ID); err != nil {
+	if err := runner.RunCheck(t.Context(), d.ID); err != nil {
 		t.Fatal(err)
 	}
 	if bal, _ := st.CreditBalance(t.Context(), team.ID); bal.Remaining != 8 {

@@ -20,6 +20,22 @@ import (
 	"github.com/firegate/firegate/internal/testenv"
 )
 
+// newSearchMonitor creates an hourly monitor of the team watching the
+// search "lamp news" over window for news about the lamp, judged or not.
+func newSearchMonitor(t *testing.T, svc *monitor.Service, teamID, window string, judge bool) monitor.View {
+	t.Helper()
+	echo, _ := json.Marshal(map[string]any{"type": "search", "id": "news"})
+	target := monitor.Target{Type: monitor.TargetSearch, ID: "news", Echo: echo,
+		Search: &monitor.SearchTarget{Queries: []string{"lamp news"}, Window: window, MaxResults: 10}}
+	sched, _ := monitor.ParseSchedule("", "hourly", "UTC")
+	mon, err := svc.Create(t.Context(), teamID, monitor.Input{Name: "s", Schedule: sched, RetentionDays: 1,
+		Config: monitor.Config{Targets: []monitor.Target{target}, Goal: "news about the lamp", JudgeEnabled: judge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mon
+}
+
 // TestSearchTarget: a search target's new results are judged against the
 // goal (alert or ignored), results seen by an earlier check are
 // already_seen, results published before the window are skipped; search
@@ -62,26 +78,8 @@ func TestSearchTarget(t *testing.T) {
 	runner := monitor.NewRunner(monitor.RunnerConfig{Store: st, Searcher: searcher, Model: client, Ledger: ledger, Log: log})
 	svc := monitor.NewService(st, &recorder{}, nil)
 	team, _ := st.CreateTeam(t.Context(), "searching")
-	echo, _ := json.Marshal(map[string]any{"type": "search", "id": "news"})
-	target := monitor.Target{Type: monitor.TargetSearch, ID: "news", Echo: echo,
-		Search: &monitor.SearchTarget{Queries: []string{"lamp news"}, Window: "5m", MaxResults: 10}}
-	sched, _ := monitor.ParseSchedule("", "hourly", "UTC")
-	mon, err := svc.Create(t.Context(), team.ID, monitor.Input{Name: "s", Schedule: sched, RetentionDays: 1,
-		Config: monitor.Config{Targets: []monitor.Target{target}, Goal: "news about the lamp", JudgeEnabled: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func() monitor.CheckDetail {
-		c, err := svc.Run(t.Context(), team.ID, mon.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := runner.RunCheck(t.Context(), c.ID); err != nil {
-			t.Fatal(err)
-		}
-		d, _, _ := svc.Check(t.Context(), team.ID, mon.ID, c.ID, "", 0, 10)
-		return d
-	}
+	mon := newSearchMonitor(t, svc, team.ID, "5m", true)
+	run := func() monitor.CheckDetail { return checkNow(t, svc, runner, team.ID, mon.ID) }
 	statusOf := func(d monitor.CheckDetail) map[string]string {
 		out := map[string]string{}
 		for _, p := range d.Pages {
@@ -149,23 +147,8 @@ func TestSearchTargetDateBeyondJSON(t *testing.T) {
 	runner := monitor.NewRunner(monitor.RunnerConfig{Store: st, Searcher: search.New(backend, search.Options{}, log), Log: log})
 	svc := monitor.NewService(st, &recorder{}, nil)
 	team, _ := st.CreateTeam(t.Context(), "far")
-	echo, _ := json.Marshal(map[string]any{"type": "search", "id": "news"})
-	target := monitor.Target{Type: monitor.TargetSearch, ID: "news", Echo: echo,
-		Search: &monitor.SearchTarget{Queries: []string{"lamp news"}, Window: "1h", MaxResults: 10}}
-	sched, _ := monitor.ParseSchedule("", "hourly", "UTC")
-	mon, err := svc.Create(t.Context(), team.ID, monitor.Input{Name: "s", Schedule: sched, RetentionDays: 1,
-		Config: monitor.Config{Targets: []monitor.Target{target}, Goal: "news about the lamp"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := svc.Run(t.Context(), team.ID, mon.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runner.RunCheck(t.Context(), c.ID); err != nil {
-		t.Fatal(err)
-	}
-	d, _, _ := svc.Check(t.Context(), team.ID, mon.ID, c.ID, "", 0, 10)
+	mon := newSearchMonitor(t, svc, team.ID, "1h", false)
+	d := checkNow(t, svc, runner, team.ID, mon.ID)
 	if len(d.Pages) != 1 {
 		t.Fatalf("%d pages, want 1", len(d.Pages))
 	}

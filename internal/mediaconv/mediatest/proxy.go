@@ -48,11 +48,15 @@ func ForwardProxy(tb testing.TB) (*httptest.Server, *atomic.Int64) {
 
 // OnlyProxied makes srv refuse (403) requests that did not come through a
 // ForwardProxy.
-func OnlyProxied(srv *httptest.Server) {
+func OnlyProxied(srv *httptest.Server) { RequireHeader(srv, ProxiedHeader) }
+
+// RequireHeader makes srv refuse (403) requests whose header is not "1":
+// those that did not come the way a test sends them.
+func RequireHeader(srv *httptest.Server, header string) {
 	inner := srv.Config.Handler
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(ProxiedHeader) != "1" {
-			http.Error(w, "not through the proxy", http.StatusForbidden)
+		if r.Header.Get(header) != "1" {
+			http.Error(w, "refused: no "+header+" header", http.StatusForbidden)
 			return
 		}
 		inner.ServeHTTP(w, r)
